@@ -1,0 +1,563 @@
+//! A [`Mail`] -> exactly one [`Kind`] with the facts it states.
+//!
+//! The ladder, strongest evidence first (see [`classify`]): what the robot
+//! sends (build summary, perf/functional report, build report, generated
+//! fix patch, retest), then an LKP reply with a fix column, then what
+//! humans send (commands, test requests, fix patches, discussion), and
+//! everything else is unrelated. A message that quotes a report keeps its
+//! own kind and carries the quoted report's facts in
+//! [`Classified::report`].
+//!
+//! Classification never fails: unrecognised input is `Unrelated`, and what
+//! could not be read is listed in `problems`. Pure: no I/O, no clock.
+
+pub mod build_error;
+pub mod fix;
+pub mod json;
+pub mod num;
+pub mod report;
+pub mod request;
+pub mod retest;
+pub mod subject;
+pub mod table;
+pub mod text;
+
+use serde::Serialize;
+
+use crate::commands::{self, CommandLine};
+use crate::mail::{Mail, quote};
+use build_error::{BuildFacts, BuildSummary};
+use fix::FixPosted;
+use report::{CommitRef, Headline, ReportFacts, Template};
+use request::TestRequest;
+use retest::Retest;
+use subject::SubjectFacts;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    PerfRegression,
+    PerfImprovement,
+    Functional,
+    Build,
+    BuildSummary,
+    RetestResult,
+    TestRequest,
+    Command,
+    FixPosted,
+    Discussion,
+    Unrelated,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::PerfRegression => "perf-regression",
+            Kind::PerfImprovement => "perf-improvement",
+            Kind::Functional => "functional",
+            Kind::Build => "build",
+            Kind::BuildSummary => "build-summary",
+            Kind::RetestResult => "retest-result",
+            Kind::TestRequest => "test-request",
+            Kind::Command => "command",
+            Kind::FixPosted => "fix-posted",
+            Kind::Discussion => "discussion",
+            Kind::Unrelated => "unrelated",
+        }
+    }
+
+    pub const ALL: [Kind; 11] = [
+        Kind::PerfRegression,
+        Kind::PerfImprovement,
+        Kind::Functional,
+        Kind::Build,
+        Kind::BuildSummary,
+        Kind::RetestResult,
+        Kind::TestRequest,
+        Kind::Command,
+        Kind::FixPosted,
+        Kind::Discussion,
+        Kind::Unrelated,
+    ];
+
+    /// A report the robot sends on its own: it opens a case (or, for a
+    /// build summary, is recorded).
+    pub fn is_report(self) -> bool {
+        matches!(
+            self,
+            Kind::PerfRegression | Kind::PerfImprovement | Kind::Functional | Kind::Build | Kind::BuildSummary
+        )
+    }
+}
+
+/// Who sent a message, as far as classification cares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Sender {
+    /// The kernel test robot (any spelling of its name, or lkp@intel.com).
+    Robot,
+    /// A member of the LKP team writing as themselves.
+    LkpTeam,
+    /// lkpbot itself.
+    Bot,
+    Human,
+    /// A text dump with no address.
+    Unknown,
+}
+
+/// Who is who. The defaults know the robot and the LKP team members seen
+/// on the lists; deployments extend them in the config file.
+#[derive(Clone, Debug)]
+pub struct ClassifyConfig {
+    pub robot_addresses: Vec<String>,
+    pub lkp_team: Vec<String>,
+    /// Mail from these domains with a retest table counts as LKP's.
+    pub lkp_domains: Vec<String>,
+    pub bot_addresses: Vec<String>,
+}
+
+impl Default for ClassifyConfig {
+    fn default() -> Self {
+        let s = |v: &[&str]| v.iter().map(|x| (*x).to_string()).collect();
+        ClassifyConfig {
+            robot_addresses: s(&["lkp@intel.com", "fengguang.wu@intel.com"]),
+            lkp_team: s(&[
+                "oliver.sang@intel.com",
+                "yujie.liu@intel.com",
+                "beibei.si@intel.com",
+                "rong.a.chen@intel.com",
+                "xiaolong.ye@intel.com",
+                "philip.li@intel.com",
+                "lkp@lists.01.org",
+                "yidingx.liu@intel.com",
+                "fengwei.yin@intel.com",
+                "ying.huang@intel.com",
+                "feng.tang@intel.com",
+                "aaron.lu@intel.com",
+                "lizhijian@fujitsu.com",
+                "zhengjun.xing@linux.intel.com",
+                "carel.si@intel.com",
+            ]),
+            lkp_domains: s(&["intel.com", "linux.intel.com"]),
+            bot_addresses: Vec::new(),
+        }
+    }
+}
+
+impl ClassifyConfig {
+    pub fn sender(&self, mail: &Mail) -> Sender {
+        let email = mail.from_email();
+        if let Some(e) = &email {
+            if self.bot_addresses.iter().any(|b| b.eq_ignore_ascii_case(e)) {
+                return Sender::Bot;
+            }
+            if self.robot_addresses.iter().any(|b| b.eq_ignore_ascii_case(e)) {
+                return Sender::Robot;
+            }
+        }
+        if mail.from_name().is_some_and(is_robot_name) {
+            return Sender::Robot;
+        }
+        match email {
+            Some(e) if self.lkp_team.iter().any(|b| b.eq_ignore_ascii_case(&e)) => Sender::LkpTeam,
+            Some(_) => Sender::Human,
+            None if mail.from.is_some() => Sender::Human,
+            None => Sender::Unknown,
+        }
+    }
+
+    fn in_lkp_domain(&self, mail: &Mail) -> bool {
+        mail.from_email()
+            .and_then(|e| e.rsplit_once('@').map(|(_, d)| d.to_string()))
+            .is_some_and(|d| self.lkp_domains.iter().any(|x| x.eq_ignore_ascii_case(&d)))
+    }
+}
+
+/// "kernel test robot", "kbuild test robot", and the typos seen in real
+/// archives ("kernel test rboot", "kernel test robt").
+pub fn is_robot_name(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    let words: Vec<&str> = lower.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect();
+    let [first, "test", last] = words.as_slice() else { return false };
+    let first_ok = ["kernel", "kbuild"].iter().any(|w| edit_distance(first, w) <= 1);
+    first_ok && edit_distance(last, "robot") <= 2
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// The result of classifying one message.
+#[derive(Clone, Debug)]
+pub struct Classified {
+    pub kind: Kind,
+    pub sender: Sender,
+    /// The message's own report (report kinds only).
+    pub own_report: Option<ReportFacts>,
+    pub build: Option<BuildFacts>,
+    pub build_summary: Option<BuildSummary>,
+    /// The report this message quotes or answers (other kinds).
+    pub report: Option<ReportFacts>,
+    pub retests: Vec<Retest>,
+    pub test_request: Option<TestRequest>,
+    pub commands: Vec<CommandLine>,
+    pub fix: Option<FixPosted>,
+    pub subject: SubjectFacts,
+    pub problems: Vec<String>,
+}
+
+impl Classified {
+    /// The report facts this message states or refers to.
+    pub fn any_report(&self) -> Option<&ReportFacts> {
+        self.own_report.as_ref().or(self.report.as_ref())
+    }
+
+    /// The commit this message is about: its own report's, its build
+    /// report's, or the quoted report's.
+    pub fn commit(&self) -> Option<&CommitRef> {
+        self.own_report
+            .as_ref()
+            .and_then(|r| r.commit.as_ref())
+            .or_else(|| self.build.as_ref().and_then(|b| b.commit.as_ref()))
+            .or_else(|| self.report.as_ref().and_then(|r| r.commit.as_ref()))
+    }
+}
+
+/// Classifies one message. Never fails, never panics.
+pub fn classify(mail: &Mail, cfg: &ClassifyConfig) -> Classified {
+    let sender = cfg.sender(mail);
+    let subj = subject::parse(&mail.subject);
+    let body = text::unflatten(&mail.body);
+    let body: &str = &body;
+    let mut c = Classified {
+        kind: Kind::Unrelated,
+        sender,
+        own_report: None,
+        build: None,
+        build_summary: None,
+        report: None,
+        retests: Vec::new(),
+        test_request: None,
+        commands: Vec::new(),
+        fix: None,
+        subject: subj,
+        problems: Vec::new(),
+    };
+    if sender == Sender::Bot {
+        // Our own mail: recorded, never acted on.
+        c.kind = Kind::Discussion;
+        return c;
+    }
+
+    // Unrelated list traffic is the common case: skip it without running
+    // the extractors when nothing in it smells of the robot.
+    if sender == Sender::Human && !mentions_robot(mail, body) {
+        if let Some(cmds) = some(commands::parse(body)) {
+            c.kind = Kind::Command;
+            c.commands = cmds;
+        }
+        return c;
+    }
+
+    let own_text = quote::unquoted(body);
+    let robotish = matches!(sender, Sender::Robot | Sender::Unknown);
+
+    if robotish || sender == Sender::LkpTeam {
+        if sender == Sender::Robot
+            && c.subject.build_status.is_some()
+            && let Some(s) = build_error::extract_summary(body, &c.subject)
+        {
+            c.kind = Kind::BuildSummary;
+            c.build_summary = Some(s);
+            return c;
+        }
+        if (robotish || !mail.is_reply())
+            && let Some(r) = report::extract(&own_text, &c.subject)
+        {
+            c.kind = match (r.template, r.headline.as_ref().and_then(|h| h.direction)) {
+                (Template::Functional, _) => Kind::Functional,
+                (Template::Perf, Some(crate::model::Direction::Improvement)) => Kind::PerfImprovement,
+                (Template::Perf, _) => Kind::PerfRegression,
+            };
+            check_report(&r, &mut c.problems);
+            c.own_report = Some(r);
+            return c;
+        }
+        if sender == Sender::Robot {
+            // The robot's generated patches ("... can be static", "fix
+            // semicolon.cocci warnings") quote the build report they fix.
+            if let Some(f) = fix::extract(&mail.subject, &own_text, true) {
+                c.kind = Kind::FixPosted;
+                c.fix = Some(f);
+                return c;
+            }
+        }
+        if sender == Sender::Robot
+            && (!mail.is_reply() || build_error::has_template(&own_text))
+            && let Some(b) = build_error::extract(body, &c.subject, &mail.subject)
+        {
+            c.kind = Kind::Build;
+            c.build = Some(b);
+            return c;
+        }
+        if sender == Sender::Robot && !mail.is_reply() {
+            // A report whose prose has no template sentence ("We reported
+            // ... and report again FYI") still has the robot's subject.
+            if let Some(r) = report::extract_by_subject(&own_text, &c.subject) {
+                c.kind = if r.template == Template::Functional { Kind::Functional } else { Kind::PerfRegression };
+                if let Some(d) = r.headline.as_ref().and_then(|h| h.direction)
+                    && d == crate::model::Direction::Improvement
+                {
+                    c.kind = Kind::PerfImprovement;
+                }
+                check_report(&r, &mut c.problems);
+                c.problems.push("report: no template sentence; read by the subject".into());
+                c.own_report = Some(r);
+                return c;
+            }
+        }
+    }
+
+    c.report = quoted_report(body, &c.subject);
+    let own_clean = text::strip_signature(&own_text);
+    let tables = table::find_tables(own_clean);
+    let lkp_like = matches!(sender, Sender::Robot | Sender::LkpTeam | Sender::Unknown)
+        || cfg.in_lkp_domain(mail)
+        || c.subject.tags.iter().any(|t| t.eq_ignore_ascii_case("LKP"))
+        || mail.subject.starts_with("[LKP]");
+    if lkp_like {
+        let headline = c
+            .report
+            .as_ref()
+            .and_then(|r| {
+                r.headline
+                    .as_ref()
+                    .map(|h| h.metric.clone())
+                    .or_else(|| r.signatures.first().map(|s| s.signature.clone()))
+            })
+            .or_else(|| c.subject.metric.clone())
+            .or_else(|| c.subject.what.clone());
+        let testcase = c.report.as_ref().and_then(|r| r.testcase.clone());
+        let retests = retest::extract(own_clean, &tables, headline.as_deref(), testcase.as_deref());
+        let tested_by = own_clean.lines().any(|l| {
+            let l = l.trim_start().to_ascii_lowercase();
+            l.starts_with("tested-by:") && (l.contains("test robot") || l.contains("lkp@intel.com"))
+        });
+        if !retests.is_empty() || tested_by || (sender == Sender::Robot && mail.is_reply()) {
+            for r in &retests {
+                if r.prose_disagrees {
+                    c.problems.push(format!(
+                        "retest: numbers say {} but the prose says {}",
+                        r.verdict.map_or("nothing", |v| v.as_str()),
+                        r.prose_verdict.map_or("nothing", |v| v.as_str())
+                    ));
+                }
+                if r.metric_source != retest::MetricSource::Headline {
+                    c.problems.push(format!(
+                        "retest: table lacks the headline metric; judged by {} ({:?})",
+                        r.metric, r.metric_source
+                    ));
+                }
+            }
+            c.kind = Kind::RetestResult;
+            c.retests = retests;
+            return c;
+        }
+    }
+
+    if mail.auto_submitted.is_some() {
+        c.problems.push("auto-submitted: not a human message".into());
+        return c;
+    }
+    if let Some(cmds) = some(commands::parse(body)) {
+        c.kind = Kind::Command;
+        c.commands = cmds;
+        c.test_request = request::extract(own_clean, &mail.attachments);
+        return c;
+    }
+    if let Some(f) = fix::extract(&mail.subject, &own_text, false) {
+        c.kind = Kind::FixPosted;
+        c.fix = Some(f);
+        return c;
+    }
+    if mail.is_reply()
+        && let Some(r) = request::extract(own_clean, &mail.attachments)
+    {
+        c.kind = Kind::TestRequest;
+        c.test_request = Some(r);
+        return c;
+    }
+    if c.report.is_some() || (mail.is_reply() && is_robot_thread(mail, &c.subject, body)) {
+        c.kind = Kind::Discussion;
+    }
+    c
+}
+
+fn some<T>(v: Vec<T>) -> Option<Vec<T>> {
+    (!v.is_empty()).then_some(v)
+}
+
+/// Cheap test for anything robot-related: the robot's name or address, its
+/// report phrasing, its link lists, an LKP tag, or a command to the bot.
+fn mentions_robot(mail: &Mail, body: &str) -> bool {
+    const NEEDLES: &[&str] = &[
+        "test robot",
+        "lkp@intel.com",
+        "lkp-robot",
+        "oe-lkp",
+        "oe-kbuild",
+        "kbuild-all",
+        "0day",
+        "0-day",
+        "we noticed",
+        "#lkp",
+        "%stddev",
+    ];
+    let subj = mail.subject.to_ascii_lowercase();
+    if subj.contains("[lkp")
+        || subj.contains("lkp-robot")
+        || subj.contains("build success")
+        || subj.contains("build regression")
+    {
+        return true;
+    }
+    let hay = body.as_bytes();
+    NEEDLES.iter().any(|n| contains_ci(hay, n.as_bytes()))
+        || mail
+            .to
+            .iter()
+            .chain(&mail.cc)
+            .any(|a| a.email_lc().is_some_and(|e| e.contains("lkp") || e.contains("oe-kbuild")))
+}
+
+/// ASCII case-insensitive substring search; `needle` must be lower-case.
+fn contains_ci(hay: &[u8], needle: &[u8]) -> bool {
+    let Some(&first) = needle.first() else { return true };
+    if hay.len() < needle.len() {
+        return false;
+    }
+    let upper = first.to_ascii_uppercase();
+    let mut i = 0;
+    while i + needle.len() <= hay.len() {
+        match hay[i..=hay.len() - needle.len()].iter().position(|&b| b == first || b == upper) {
+            None => return false,
+            Some(p) => {
+                let s = i + p;
+                if hay[s..s + needle.len()].eq_ignore_ascii_case(needle) {
+                    return true;
+                }
+                i = s + 1;
+            }
+        }
+    }
+    false
+}
+
+/// A reply about a robot report that does not quote it: the subject is a
+/// robot subject, or the text points at the report.
+fn is_robot_thread(mail: &Mail, subj: &SubjectFacts, body: &str) -> bool {
+    subj.short_sha.is_some()
+        || subj.build_status.is_some()
+        || subj.tags.iter().any(|t| t.eq_ignore_ascii_case("lkp") || t.eq_ignore_ascii_case("lkp-robot"))
+        || mail.subject.to_ascii_lowercase().contains("[lkp")
+        || contains_ci(body.as_bytes(), b"test robot")
+        || contains_ci(body.as_bytes(), b"/oe-lkp/")
+        || contains_ci(body.as_bytes(), b"/oe-kbuild-all/")
+}
+
+/// The report a reply quotes, else what its subject says of one.
+fn quoted_report(body: &str, subj: &SubjectFacts) -> Option<ReportFacts> {
+    let q = quote::quoted(body);
+    if let Some(r) = report::extract(&q, subj) {
+        return Some(r);
+    }
+    // Replies that do not quote the report still name it in the subject.
+    let short = subj.short_sha.clone()?;
+    let metric = subj.metric.clone();
+    Some(ReportFacts {
+        template: if metric.is_some() { Template::Perf } else { Template::Functional },
+        commit: Some(CommitRef { sha: None, short: Some(short), subject: None }),
+        tree: subj.tree.clone(),
+        branch: subj.branch.clone(),
+        tree_url: None,
+        patch: None,
+        testcase: metric.as_deref().and_then(|m| m.split('.').next()).map(str::to_string),
+        test_machine: None,
+        parameters: Default::default(),
+        config: None,
+        compiler: None,
+        headline: metric.map(|m| Headline {
+            metric: m,
+            change_pct: subj.change_pct.filter(|_| subj.signed),
+            direction: subj.direction,
+            base: None,
+            new: None,
+            base_stddev_pct: None,
+            new_stddev_pct: None,
+            stated_change_pct: subj.change_pct,
+        }),
+        signatures: match (&subj.metric, &subj.what) {
+            (None, Some(w)) if !w.contains(' ') => {
+                vec![report::Signature { signature: w.clone(), base: None, bad: None }]
+            }
+            _ => Vec::new(),
+        },
+        also_impacts: Vec::new(),
+        still_on: Vec::new(),
+        tags: Default::default(),
+        download_link: None,
+        table: None,
+    })
+}
+
+/// Records what a report should state but does not.
+fn check_report(r: &ReportFacts, problems: &mut Vec<String>) {
+    if r.commit.as_ref().and_then(|c| c.sha.as_ref()).is_none() {
+        problems.push("report: no full commit SHA".into());
+    }
+    if r.testcase.is_none() {
+        problems.push("report: no testcase".into());
+    }
+    if r.template == Template::Perf {
+        match &r.headline {
+            None => problems.push("report: no headline metric".into()),
+            Some(h) if h.base.is_none() => {
+                problems.push(format!("report: headline metric {} not found in the comparison table", h.metric));
+            }
+            Some(_) => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn robot_names() {
+        assert!(is_robot_name("kernel test robot"));
+        assert!(is_robot_name("kbuild test robot"));
+        assert!(is_robot_name("kernel test rboot"));
+        assert!(is_robot_name("Kernel Test Robot"));
+        assert!(!is_robot_name("kernel test"));
+        assert!(!is_robot_name("Oliver Sang"));
+    }
+
+    #[test]
+    fn case_insensitive_search() {
+        assert!(contains_ci(b"Reported-by: Kernel Test Robot", b"test robot"));
+        assert!(!contains_ci(b"tes", b"test"));
+        assert!(contains_ci(b"xx#LKP retest", b"#lkp"));
+    }
+}

@@ -1,0 +1,337 @@
+//! Raw bytes -> [`Mail`]: the normalised message every later stage reads.
+//!
+//! Owns MIME parsing (through `mail-parser`), header decoding, charset
+//! decoding, html-to-text, attachment listing, address de-obfuscation and
+//! the quoted/unquoted split. Best effort: [`parse`] never fails and never
+//! panics; what went wrong is recorded in [`Mail::problems`].
+//! Pure: no I/O, no clock.
+
+mod bare;
+pub mod quote;
+
+use crate::model::MessageId;
+use mail_parser::{Address as MpAddress, HeaderValue, MessageParser, MimeHeaders};
+use serde::Serialize;
+
+/// The text body is cut at this many bytes: reports are far smaller, and a
+/// giant part must not make classification slow.
+pub const MAX_BODY_BYTES: usize = 8 << 20;
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Address {
+    pub name: Option<String>,
+    pub email: Option<String>,
+}
+
+impl Address {
+    /// Lower-cased e-mail address, if any.
+    pub fn email_lc(&self) -> Option<String> {
+        self.email.as_ref().map(|e| e.to_ascii_lowercase())
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Attachment {
+    pub name: Option<String>,
+    pub content_type: String,
+    pub size: usize,
+    /// Decoded text of small text attachments (patches, job files), so a
+    /// patch attached to a test request can be named and forwarded.
+    #[serde(skip)]
+    pub text: Option<String>,
+}
+
+/// How the input was laid out: a real RFC 5322 message, or a text dump of
+/// one (archive pages and copy-pastes have no header block).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Layout {
+    Rfc822,
+    /// A subject line, an optional `[Author Name]` line, then the body.
+    TextDump,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Mail {
+    pub message_id: MessageId,
+    /// True when the input had no usable Message-ID and one was derived
+    /// from a hash of its bytes.
+    pub message_id_synthesized: bool,
+    pub in_reply_to: Option<MessageId>,
+    /// Oldest first, as in the header.
+    pub references: Vec<MessageId>,
+    pub from: Option<Address>,
+    pub to: Vec<Address>,
+    pub cc: Vec<Address>,
+    /// RFC 2047 decoded, folded lines joined, whitespace collapsed.
+    pub subject: String,
+    /// Seconds since the epoch, from the Date header.
+    pub date: Option<i64>,
+    pub list_id: Option<String>,
+    /// The `Auto-Submitted` header, when it says anything but `no`.
+    pub auto_submitted: Option<String>,
+    /// The text body with LF line ends.
+    pub body: String,
+    pub attachments: Vec<Attachment>,
+    pub layout: Layout,
+    pub problems: Vec<String>,
+}
+
+impl Mail {
+    /// Every ancestor named by References and In-Reply-To, nearest first.
+    pub fn ancestors(&self) -> Vec<&MessageId> {
+        let mut out: Vec<&MessageId> = Vec::new();
+        if let Some(p) = &self.in_reply_to {
+            out.push(p);
+        }
+        for r in self.references.iter().rev() {
+            if !out.contains(&r) {
+                out.push(r);
+            }
+        }
+        out
+    }
+
+    pub fn is_reply(&self) -> bool {
+        self.in_reply_to.is_some() || !self.references.is_empty() || subject_is_reply(&self.subject)
+    }
+
+    pub fn from_email(&self) -> Option<String> {
+        self.from.as_ref().and_then(Address::email_lc)
+    }
+
+    pub fn from_name(&self) -> Option<&str> {
+        self.from.as_ref().and_then(|a| a.name.as_deref())
+    }
+}
+
+/// `Re:`, `RE:`, `Aw:` and friends at the start, possibly after list tags.
+pub fn subject_is_reply(subject: &str) -> bool {
+    let mut s = subject.trim_start();
+    while let Some(rest) = s.strip_prefix('[') {
+        match rest.find(']') {
+            Some(end) => s = rest[end + 1..].trim_start(),
+            None => return false,
+        }
+    }
+    let lower = s.get(..4).unwrap_or(s).to_ascii_lowercase();
+    lower.starts_with("re:") || lower.starts_with("aw:") || lower.starts_with("re :")
+}
+
+/// Parses one message. Never fails: a message mail-parser cannot read at
+/// all still yields a `Mail` with the raw text as its body and a problem.
+pub fn parse(raw: &[u8]) -> Mail {
+    let raw = strip_mbox_from_line(raw);
+    if !bare::has_header_block(raw) {
+        return bare::parse_text_dump(raw);
+    }
+    let mut problems = Vec::new();
+    let Some(msg) = MessageParser::default().parse(raw) else {
+        problems.push("mime: message could not be parsed; using raw text".to_string());
+        let mut m = bare::parse_text_dump(raw);
+        m.problems.extend(problems);
+        return m;
+    };
+
+    let (message_id, synthesized) = match msg.message_id().and_then(MessageId::new) {
+        Some(id) => (id, false),
+        None => {
+            problems.push("header: no usable Message-ID; synthesized one from the content".into());
+            (synthesize_message_id(raw), true)
+        }
+    };
+    let in_reply_to = ids_of(msg.in_reply_to()).into_iter().last();
+    let references = ids_of(msg.references());
+    let subject = collapse_ws(msg.subject().unwrap_or(""));
+    let date = msg.date().map(|d| d.to_timestamp());
+    if msg.date().is_none() && msg.header_raw("Date").is_some() {
+        problems.push("header: Date could not be parsed".into());
+    }
+    let list_id = match msg.list_id() {
+        HeaderValue::Text(t) => Some(t.trim().trim_matches(['<', '>']).to_string()),
+        HeaderValue::TextList(l) => l.first().map(|t| t.trim().trim_matches(['<', '>']).to_string()),
+        _ => None,
+    };
+    let auto_submitted =
+        msg.header_raw("Auto-Submitted").map(|v| v.trim().to_ascii_lowercase()).filter(|v| !v.is_empty() && v != "no");
+
+    let mut body = String::new();
+    for i in 0..msg.text_body_count() {
+        if let Some(t) = msg.body_text(i) {
+            if !body.is_empty() {
+                body.push('\n');
+            }
+            body.push_str(&t);
+        }
+        if body.len() > MAX_BODY_BYTES {
+            break;
+        }
+    }
+    if body.is_empty() && msg.text_body_count() == 0 && msg.attachment_count() == 0 {
+        // A message whose only part mail-parser could not type: fall back
+        // to the raw bytes after the header block.
+        body = String::from_utf8_lossy(bare::after_headers(raw)).into_owned();
+    }
+    let body = normalise_text(&body, &mut problems);
+
+    let attachments = msg
+        .attachments()
+        .map(|p| {
+            let content_type = p
+                .content_type()
+                .map(|c| match c.subtype() {
+                    Some(s) => format!("{}/{}", c.ctype(), s),
+                    None => c.ctype().to_string(),
+                })
+                .unwrap_or_else(|| "application/octet-stream".into())
+                .to_ascii_lowercase();
+            let text = p.text_contents().filter(|t| t.len() <= 1 << 20).map(|t| t.replace("\r\n", "\n"));
+            Attachment { name: p.attachment_name().map(str::to_string), content_type, size: p.len(), text }
+        })
+        .collect();
+
+    Mail {
+        message_id,
+        message_id_synthesized: synthesized,
+        in_reply_to,
+        references,
+        from: msg.from().and_then(first_address),
+        to: msg.to().map(all_addresses).unwrap_or_default(),
+        cc: msg.cc().map(all_addresses).unwrap_or_default(),
+        subject,
+        date,
+        list_id,
+        auto_submitted,
+        body,
+        attachments,
+        layout: Layout::Rfc822,
+        problems,
+    }
+}
+
+/// Files saved from an mbox often keep their `From ` separator line.
+fn strip_mbox_from_line(raw: &[u8]) -> &[u8] {
+    if raw.starts_with(b"From ") {
+        match raw.iter().position(|&b| b == b'\n') {
+            Some(nl) => &raw[nl + 1..],
+            None => raw,
+        }
+    } else {
+        raw
+    }
+}
+
+fn ids_of(v: &HeaderValue<'_>) -> Vec<MessageId> {
+    match v {
+        HeaderValue::Text(t) => split_ids(t),
+        HeaderValue::TextList(l) => l.iter().flat_map(|t| split_ids(t)).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// mail-parser already splits well-formed id lists; this also copes with a
+/// value that arrives as one string of several ids.
+fn split_ids(t: &str) -> Vec<MessageId> {
+    if t.contains('<') {
+        t.split('<').filter_map(|p| p.split('>').next()).filter_map(MessageId::new).collect()
+    } else {
+        t.split_whitespace().filter_map(MessageId::new).collect()
+    }
+}
+
+fn first_address(a: &MpAddress<'_>) -> Option<Address> {
+    a.first().map(convert_addr)
+}
+
+fn all_addresses(a: &MpAddress<'_>) -> Vec<Address> {
+    a.iter().map(convert_addr).collect()
+}
+
+fn convert_addr(a: &mail_parser::Addr<'_>) -> Address {
+    let mut name = a.name().map(collapse_ws).filter(|n| !n.is_empty());
+    let mut email = a.address().map(|e| e.trim().to_string()).filter(|e| !e.is_empty());
+    // Pipermail writes `oliver.sang at intel.com`; mail-parser then sees no
+    // address, only a name.
+    if email.as_deref().is_none_or(|e| !e.contains('@')) {
+        let candidate = email.clone().or_else(|| name.clone()).unwrap_or_default();
+        if let Some(e) = deobfuscate_address(&candidate) {
+            if name.as_deref() == Some(candidate.as_str()) {
+                name = None;
+            }
+            email = Some(e);
+        }
+    }
+    Address { name, email }
+}
+
+/// `xxx at intel.com` -> `xxx@intel.com`.
+pub fn deobfuscate_address(s: &str) -> Option<String> {
+    let s = s.trim();
+    let (user, host) = s.split_once(" at ")?;
+    let user = user.trim().rsplit(' ').next()?;
+    let host = host.trim().split(' ').next()?;
+    if user.is_empty() || !host.contains('.') {
+        return None;
+    }
+    Some(format!("{user}@{host}"))
+}
+
+pub(crate) fn collapse_ws(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// LF line ends, no NULs, bounded size.
+pub(crate) fn normalise_text(s: &str, problems: &mut Vec<String>) -> String {
+    let mut out = if s.contains('\r') { s.replace("\r\n", "\n").replace('\r', "\n") } else { s.to_string() };
+    if out.contains('\0') {
+        out = out.replace('\0', "");
+        problems.push("body: NUL bytes removed".into());
+    }
+    if out.len() > MAX_BODY_BYTES {
+        let mut cut = MAX_BODY_BYTES;
+        while !out.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        out.truncate(cut);
+        problems.push(format!("body: cut at {MAX_BODY_BYTES} bytes"));
+    }
+    out
+}
+
+/// A stable id for a message that has none: FNV-1a of its bytes.
+pub(crate) fn synthesize_message_id(raw: &[u8]) -> MessageId {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in raw {
+        if b == b'\r' {
+            continue; // the same message with CRLF or LF gets one id
+        }
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    MessageId::new(&format!("{h:016x}@no-message-id.lkpbot")).expect("hex id is a valid Message-ID")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reply_subjects() {
+        assert!(subject_is_reply("Re: [LKP] foo"));
+        assert!(subject_is_reply("[LKP] Re: [mm/mremap] ecf8443e51: x"));
+        assert!(subject_is_reply("RE: [PATCH] x"));
+        assert!(!subject_is_reply("[linus:master] [mm] 01b9da291c: x 67.7% regression"));
+        assert!(!subject_is_reply("[unterminated"));
+    }
+
+    #[test]
+    fn pipermail_addresses() {
+        assert_eq!(deobfuscate_address("oliver.sang at intel.com").as_deref(), Some("oliver.sang@intel.com"));
+        assert_eq!(deobfuscate_address("Sang, Oliver"), None);
+    }
+
+    #[test]
+    fn synthesized_ids_ignore_line_ends() {
+        assert_eq!(synthesize_message_id(b"a\r\nb\r\n"), synthesize_message_id(b"a\nb\n"));
+    }
+}
