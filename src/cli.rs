@@ -73,7 +73,13 @@ pub fn summary_line(m: &mail::Mail, c: &classify::Classified) -> String {
     }
     if let Some(r) = c.any_report() {
         if let Some(h) = &r.headline {
-            let change = h.change_pct.or(h.stated_change_pct).map_or(String::new(), |n| format!(" {:+}%", n.0));
+            // A signed change only when the table gave one; the current
+            // template's prose states the size alone.
+            let change = match (h.change_pct, h.stated_change_pct) {
+                (Some(n), _) => format!(" {:+}%", n.0),
+                (None, Some(n)) => format!(" {}%", n.0),
+                (None, None) => String::new(),
+            };
             s.push_str(&format!("  {}{}", h.metric, change));
         } else if let Some(sig) = r.signatures.first() {
             s.push_str(&format!("  {}", sig.signature));

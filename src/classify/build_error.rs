@@ -204,7 +204,7 @@ pub fn extract(text: &str, subject: &SubjectFacts, mail_subject: &str) -> Option
         tested_on: TESTED_ON
             .captures_iter(header)
             .filter_map(|c| c.get(1))
-            .map(|m| m.as_str().trim().to_string())
+            .flat_map(|m| m.as_str().split_whitespace().map(str::to_string))
             .collect(),
         config: cap1(&CONFIG, header),
         compiler: cap1(&COMPILER, header),

@@ -337,24 +337,16 @@ pub fn classify(mail: &Mail, cfg: &ClassifyConfig) -> Classified {
         || c.subject.tags.iter().any(|t| t.eq_ignore_ascii_case("LKP"))
         || mail.subject.starts_with("[LKP]");
     if lkp_like {
-        let headline = c
-            .report
-            .as_ref()
-            .and_then(|r| {
-                r.headline
-                    .as_ref()
-                    .map(|h| h.metric.clone())
-                    .or_else(|| r.signatures.first().map(|s| s.signature.clone()))
-            })
-            .or_else(|| c.subject.metric.clone())
-            .or_else(|| c.subject.what.clone());
-        let testcase = c.report.as_ref().and_then(|r| r.testcase.clone());
-        let retests = retest::extract(own_clean, &tables, headline.as_deref(), testcase.as_deref());
+        let retests = match &c.report {
+            Some(r) => retest::extract(own_clean, &tables, &retest_context(r)),
+            None => retest::extract(own_clean, &tables, &retest::Context::default()),
+        };
         let tested_by = own_clean.lines().any(|l| {
             let l = l.trim_start().to_ascii_lowercase();
             l.starts_with("tested-by:") && (l.contains("test robot") || l.contains("lkp@intel.com"))
         });
-        if !retests.is_empty() || tested_by || (sender == Sender::Robot && mail.is_reply()) {
+        let wide_table = tables.iter().any(|t| t.columns.len() >= 3);
+        if !retests.is_empty() || wide_table || tested_by || (sender == Sender::Robot && mail.is_reply()) {
             for r in &retests {
                 if r.prose_disagrees {
                     c.problems.push(format!(
@@ -370,6 +362,7 @@ pub fn classify(mail: &Mail, cfg: &ClassifyConfig) -> Classified {
                     ));
                 }
             }
+            c.problems.dedup();
             c.kind = Kind::RetestResult;
             c.retests = retests;
             return c;
@@ -519,6 +512,32 @@ fn quoted_report(body: &str, subj: &SubjectFacts) -> Option<ReportFacts> {
         download_link: None,
         table: None,
     })
+}
+
+/// What a retest of `r` is judged by.
+pub fn retest_context(r: &ReportFacts) -> retest::Context<'_> {
+    retest::Context {
+        headline: r
+            .headline
+            .as_ref()
+            .map(|h| h.metric.as_str())
+            .or_else(|| r.signatures.first().map(|s| s.signature.as_str())),
+        other_metrics: r.also_impacts.iter().filter_map(|a| a.metric.as_deref()).collect(),
+        testcase: r.testcase.as_deref(),
+        bad_commit: r.commit.as_ref().and_then(|c| c.sha.as_ref().map(|s| s.as_str()).or(c.short.as_deref())),
+        bad_subject: r.commit.as_ref().and_then(|c| c.subject.as_deref()),
+    }
+}
+
+/// Re-reads the retests of a message against the report of the case it
+/// belongs to, which knows more than what the reply quotes (the headline
+/// metric, the commit's subject).
+pub fn retests_for_report(mail: &Mail, report: &ReportFacts) -> Vec<Retest> {
+    let body = text::unflatten(&mail.body);
+    let own = quote::unquoted(&body);
+    let own_clean = text::strip_signature(&own);
+    let tables = table::find_tables(own_clean);
+    retest::extract(own_clean, &tables, &retest_context(report))
 }
 
 /// Records what a report should state but does not.

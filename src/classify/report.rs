@@ -135,7 +135,7 @@ static FUNC_FOLLOWING: LazyLock<Regex> = LazyLock::new(|| {
         .expect("static regex")
 });
 static FUNC_DUE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)(?:FYI,\s+)?we\s+noticed\s+(\S+)\s+due\s+to\s+commit\s*(?:\(built\s+with\s+([^)]+)\))?:?")
+    Regex::new(r"(?i)(?:FYI,\s+)?we\s+noticed\s+((?:\S+[ \t]+){0,5}?\S+)\s+due\s+to\s+commit\s*(?:\(built\s+with\s+([^)]+)\))?:?")
         .expect("static regex")
 });
 static COMMIT: LazyLock<Regex> = LazyLock::new(|| {
@@ -181,7 +181,7 @@ static ALSO_CHANGE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)^(\S+?):\s+(\S+)\s+([+-]?\d+(?:\.\d+)?)%\s+(regression|improvement)").expect("static regex")
 });
 static PARAMS_HEADER_LINE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?m)^\s*([a-z_]+(?:/[a-z_]+)+):\s*\n\s*(\S+)").expect("static regex"));
+    LazyLock::new(|| Regex::new(r"(?m)^\s*([a-z_]+(?:/[a-z_]+)+):\s+(\S+)").expect("static regex"));
 
 /// Where a report's prose was found, and what it says.
 struct Prose {
@@ -191,6 +191,8 @@ struct Prose {
     stated_change: Option<(Num, bool)>,
     direction: Option<Direction>,
     signature: Option<String>,
+    /// The signature came in quotes: take it whole, blanks and all.
+    quoted_signature: bool,
     compiler: Option<String>,
 }
 
@@ -214,13 +216,15 @@ fn find_prose(text: &str) -> Option<Prose> {
             stated_change: Some((n, !sign.is_empty())),
             direction: c.get(3).and_then(|m| Direction::parse(m.as_str())),
             signature: None,
+            quoted_signature: false,
             compiler: None,
         });
     }
     let c = func?;
     let whole = c.get(0)?;
     let src = whole.as_str();
-    let (signature, compiler) = if src.contains('"') {
+    let quoted_signature = src.contains('"');
+    let (signature, compiler) = if quoted_signature {
         (c.get(1).map(|m| collapse(m.as_str())), None)
     } else if src.to_ascii_lowercase().contains("the following commit") {
         (None, c.get(1).map(|m| m.as_str().trim().to_string()))
@@ -234,6 +238,7 @@ fn find_prose(text: &str) -> Option<Prose> {
         stated_change: None,
         direction: None,
         signature,
+        quoted_signature,
         compiler,
     })
 }
@@ -392,6 +397,12 @@ fn signatures(text: &str) -> Vec<Signature> {
     out
 }
 
+/// A dmesg or test signature: `BUG:kernel_NULL_pointer_dereference,address`,
+/// `xfstests.xfs.281.fail`; never a word of prose.
+fn looks_like_signature(w: &str) -> bool {
+    w.len() > 3 && (w.contains(':') || w.contains('.') || w.contains('_')) && !w.ends_with(',')
+}
+
 /// Extracts a perf or functional report from `text`. `subject` is the
 /// mail's subject, used for the tree tag and as a fallback for what the
 /// prose does not say.
@@ -404,14 +415,15 @@ pub fn extract(text: &str, subject: &SubjectFacts) -> Option<ReportFacts> {
 /// (`sha: metric change` or `sha: signature`) stands in for it.
 pub fn extract_by_subject(text: &str, subject: &SubjectFacts) -> Option<ReportFacts> {
     subject.short_sha.as_ref()?;
-    let what = subject.what.as_ref()?;
+    subject.what.as_ref()?;
     let prose = Prose {
         template: if subject.metric.is_some() { Template::Perf } else { Template::Functional },
         at: 0,
         metric: subject.metric.clone(),
         stated_change: subject.change_pct.map(|n| (n, subject.signed)),
         direction: subject.direction,
-        signature: subject.metric.is_none().then(|| what.clone()).filter(|w| !w.contains(' ')),
+        signature: None,
+        quoted_signature: false,
         compiler: None,
     };
     Some(extract_with(text, &prose, subject))
@@ -422,7 +434,12 @@ fn extract_with(text: &str, prose: &Prose, subject: &SubjectFacts) -> ReportFact
     // before it belongs to the reply that quotes it.
     let body = &text[prose.at..];
 
-    let commit_cap = COMMIT.captures(body);
+    // The report's own `commit:` line carries the full SHA; the table's
+    // `commit:` list below it only abbreviations.
+    let commit_cap = COMMIT
+        .captures_iter(body)
+        .find(|c| c.get(1).is_some_and(|m| m.as_str().len() == 40))
+        .or_else(|| COMMIT.captures(body));
     let commit = commit_cap.as_ref().and_then(|c| {
         let sha = CommitSha::new(c.get(1)?.as_str())?;
         let subject = c.get(2).map(|m| collapse(m.as_str())).filter(|s| !s.is_empty());
@@ -483,30 +500,43 @@ fn extract_with(text: &str, prose: &Prose, subject: &SubjectFacts) -> ReportFact
     let config = cap1(&CONFIG, header).or_else(|| hdr_params.get("kconfig").cloned());
 
     let tables = table::find_tables(body);
+    // The report's table is the one with the headline metric (a report may
+    // show a perf-c2c excerpt first), else the one on the reported commit.
+    let metric = prose.metric.clone().or_else(|| subject.metric.clone());
+    let on_commit = |t: &&Table| {
+        commit
+            .as_ref()
+            .and_then(|c| c.short.as_deref())
+            .is_some_and(|s| t.columns.iter().any(|col| col.starts_with(s) || s.starts_with(col.as_str())))
+    };
     let report_table = tables
         .iter()
-        .find(|t| {
-            commit
-                .as_ref()
-                .and_then(|c| c.short.as_deref())
-                .is_some_and(|s| t.columns.iter().any(|col| col.starts_with(s) || s.starts_with(col.as_str())))
-        })
+        .find(|t| metric.as_deref().is_some_and(|m| t.row(m).is_some()))
+        .or_else(|| tables.iter().find(on_commit))
         .or_else(|| tables.first())
         .cloned();
 
     let headline = match prose.template {
-        Template::Perf => {
-            let metric = prose.metric.clone().or_else(|| subject.metric.clone());
-            metric.map(|metric| headline(&metric, report_table.as_ref(), prose))
-        }
+        Template::Perf => metric.map(|metric| headline(&metric, report_table.as_ref(), prose)),
         Template::Functional => None,
     };
 
     let mut sigs = signatures(header);
     if sigs.is_empty() {
-        let named = prose.signature.clone().or_else(|| subject.what.clone().filter(|w| !w.contains(' ')));
-        if let Some(s) = named {
-            sigs.push(Signature { signature: s, base: None, bad: None });
+        // "We noticed a.fail b.fail due to commit" and subjects naming
+        // several failures list them separated by blanks.
+        let sig = |s: &str| Signature { signature: s.to_string(), base: None, bad: None };
+        let split = |n: &str| -> Option<Vec<Signature>> {
+            let words: Vec<&str> = n.split_whitespace().filter(|w| !matches!(*w, "and" | "&" | ",")).collect();
+            (!words.is_empty() && words.iter().all(|w| looks_like_signature(w)))
+                .then(|| words.iter().map(|w| sig(w)).collect())
+        };
+        match (&prose.signature, &subject.what) {
+            // `noticed "Kernel panic - not syncing: Fatal exception" on:`
+            (Some(p), _) if prose.quoted_signature => sigs.push(sig(p)),
+            (Some(p), _) if split(p).is_some() => sigs.extend(split(p).unwrap_or_default()),
+            (_, Some(w)) if subject.metric.is_none() => sigs.extend(split(w).unwrap_or_else(|| vec![sig(w)])),
+            _ => {}
         }
     }
     let signatures = if prose.template == Template::Functional { sigs } else { Vec::new() };

@@ -75,7 +75,9 @@ pub fn extract(own: &str, attachments: &[Attachment]) -> Option<TestRequest> {
 pub fn targets(own: &str, attachments: &[Attachment]) -> Vec<Target> {
     let mut out = Vec::new();
     for m in LORE.find_iter(own) {
-        let v = m.as_str().trim_end_matches(['.', ',', ')', '>', ']']).to_string();
+        // `http://lkml.kernel.org/r/<id@host>`: the brackets are not part
+        // of the link.
+        let v = m.as_str().trim_end_matches(['.', ',', ')', '>', ']']).replace(['<', '>'], "");
         out.push(Target { kind: TargetKind::LoreLink, value: v });
     }
     if own.contains("\ndiff --git ")

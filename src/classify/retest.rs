@@ -49,7 +49,15 @@ pub enum MetricSource {
     Prose,
     /// The table lacks both: its first row (of the report's testcase).
     FirstRow,
-    /// A `fail:runs` row: values are failure rates.
+}
+
+/// What the column values are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Values {
+    /// The metric as measured.
+    Metric,
+    /// Failures per run, from a `fail:runs` row.
     FailRate,
 }
 
@@ -60,6 +68,7 @@ pub struct Retest {
     pub bad: Column,
     pub metric: String,
     pub metric_source: MetricSource,
+    pub values: Values,
     pub fix_change_pct: Option<Num>,
     pub recovered_share: Option<Num>,
     pub verdict: Option<Verdict>,
@@ -86,7 +95,8 @@ static PARTLY: LazyLock<Regex> = LazyLock::new(|| {
 static NOT_RECOVERED: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
         r"(?i)(still\s+exists?|still\s+has\s+[-+]?\d|(?:did\s*n[o']t|does\s*n[o']t|cannot|can't|could\s*n[o']t|can\s+not)\s+",
-        r"(?:fix|recover|help|resolve)|still\s+(?:can\s+)?reproduce|not\s+(?:fixed|recovered)|no\s+improvement)"
+        r"(?:fix|recover|help|resolve)|still\s+(?:can\s+)?reproduce|not\s+(?:fixed|recovered)|no\s+improvement|",
+        r"regression\s+(?:increased|became\s+worse|got\s+worse|is\s+still\s+there))"
     ))
     .expect("static regex")
 });
@@ -149,10 +159,17 @@ fn commit_entries(text: &str, table: &Table) -> Vec<Entry> {
         let id = c.get(1).map_or("", |m| m.as_str()).to_string();
         let rest = c.get(2).map_or("", |m| m.as_str());
         let mut subject = None;
+        let arrow = ARROW.find(rest).map_or(rest.len(), |m| m.start());
+        let mut note = ARROW.captures(rest).and_then(|a| a.get(1)).map(|m| m.as_str().trim().to_string());
         if let Some(q) = QUOTED_SUBJECT.captures(rest) {
             subject = q.get(1).or(q.get(2)).map(|m| m.as_str().trim().to_string()).filter(|s| !s.is_empty());
+        } else if rest.starts_with('=') {
+            // `e9a0f6a398 = bd4a633b6f + patch [1]`
+            note = Some(rest[..arrow].trim().to_string());
+        } else if !rest.is_empty() && !rest.starts_with('<') {
+            // `e0bf1dc859fdd mm: memcg: move vmstats structs ...`
+            subject = Some(rest[..arrow].trim().to_string()).filter(|s| !s.is_empty());
         }
-        let note = ARROW.captures(rest).and_then(|a| a.get(1)).map(|m| m.as_str().trim().to_string());
         // `57da7477067d  (fixup)` is a note, not a subject.
         let (subject, note) = match subject {
             Some(s) if s.eq_ignore_ascii_case("fixup") || s.starts_with("fixup") => {
@@ -182,69 +199,142 @@ fn column(id: &str, entries: &[Entry]) -> Column {
     }
 }
 
-/// Finds the row to judge by. `headline` is the report's metric or
-/// signature, `testcase` the report's testcase.
-fn pick_row<'t>(
-    table: &'t Table,
-    prose: &str,
-    headline: Option<&str>,
-    testcase: Option<&str>,
-) -> Option<(&'t super::table::Row, MetricSource)> {
-    if let Some(h) = headline
-        && let Some(r) = table.row(h)
-    {
-        return Some((r, MetricSource::Headline));
+/// What the report being retested says: which metric to judge by and
+/// which commit is the bad one.
+#[derive(Clone, Debug, Default)]
+pub struct Context<'a> {
+    /// The report's headline metric, or its first dmesg signature.
+    pub headline: Option<&'a str>,
+    /// Metrics of the "also has significant impact" entries.
+    pub other_metrics: Vec<&'a str>,
+    pub testcase: Option<&'a str>,
+    /// The reported commit (any abbreviation) and its subject: a rebased
+    /// copy of the bad commit is recognised by its subject.
+    pub bad_commit: Option<&'a str>,
+    pub bad_subject: Option<&'a str>,
+}
+
+fn same_commit(a: &str, b: &str) -> bool {
+    a.len() >= 7 && b.len() >= 7 && (a.starts_with(b) || b.starts_with(a))
+}
+
+/// Commit subjects, ignoring a `[PATCH v4 08/16]` prefix the robot keeps
+/// for commits made from mailed patches.
+fn same_subject(a: &str, b: &str) -> bool {
+    fn core(s: &str) -> &str {
+        let mut s = s.trim();
+        while let Some(rest) = s.strip_prefix('[') {
+            match rest.find(']') {
+                Some(i) => s = rest[i + 1..].trim_start(),
+                None => break,
+            }
+        }
+        s
     }
-    if let Some(r) = table.rows.iter().find(|r| prose.contains(r.metric.as_str())) {
-        return Some((r, MetricSource::Prose));
+    let (a, b) = (core(a), core(b));
+    !a.is_empty() && a == b
+}
+
+/// Which columns are base, bad and fixes. The bad commit is where the
+/// report's commit is (by id or subject); base is the column before it and
+/// every column after it is a fix. Without the report's commit in the
+/// table, the robot's usual order applies: base, bad, fix....
+fn roles(cols: &[Column], ctx: &Context<'_>) -> Option<(usize, usize, Vec<usize>)> {
+    // By id first: a subject can repeat (a parent listed under its child's
+    // subject by a typo), an id cannot.
+    let by_id = cols.iter().position(|c| {
+        ctx.bad_commit
+            .is_some_and(|b| same_commit(&c.short, b) || c.sha.as_ref().is_some_and(|s| same_commit(s.as_str(), b)))
+    });
+    let bad = by_id.or_else(|| {
+        cols.iter()
+            .position(|c| ctx.bad_subject.is_some_and(|s| c.subject.as_deref().is_some_and(|cs| same_subject(cs, s))))
+    });
+    match bad {
+        Some(0) => None,
+        Some(k) => Some((k - 1, k, (k + 1..cols.len()).collect())),
+        None => Some((0, 1, (2..cols.len()).collect())),
     }
-    let same_testcase = testcase.and_then(|t| table.rows.iter().find(|r| r.metric.starts_with(&format!("{t}."))));
-    same_testcase.or(table.rows.first()).map(|r| (r, MetricSource::FirstRow))
+}
+
+/// The metric to judge every table by: the headline, else another metric
+/// the report names, else one the prose names, else the first row (of the
+/// report's testcase when there is one). The first candidate any table has
+/// wins.
+fn choose_metric(tables: &[&Table], prose: &str, ctx: &Context<'_>) -> Option<(String, MetricSource)> {
+    let has = |m: &str| tables.iter().any(|t| t.row(m).is_some());
+    if let Some(h) = ctx.headline.filter(|h| has(h)) {
+        return Some((h.to_string(), MetricSource::Headline));
+    }
+    if let Some(m) = ctx.other_metrics.iter().find(|m| has(m)) {
+        return Some(((*m).to_string(), MetricSource::Headline));
+    }
+    let rows = || tables.iter().flat_map(|t| t.rows.iter());
+    if let Some(r) = rows().find(|r| r.metric.contains('.') && prose.contains(r.metric.as_str())) {
+        return Some((r.metric.clone(), MetricSource::Prose));
+    }
+    let same_testcase = ctx.testcase.and_then(|t| rows().find(|r| r.metric.starts_with(&format!("{t}."))));
+    same_testcase.or_else(|| rows().next()).map(|r| (r.metric.clone(), MetricSource::FirstRow))
 }
 
 /// Reads every retest in `own_text` (the reply's unquoted text).
-pub fn extract(own_text: &str, tables: &[Table], headline: Option<&str>, testcase: Option<&str>) -> Vec<Retest> {
-    let prose_v = prose_verdict(&prose_only(own_text, tables));
-    let mut out = Vec::new();
-    for table in tables.iter().filter(|t| t.columns.len() >= 3) {
+pub fn extract(own_text: &str, tables: &[Table], ctx: &Context<'_>) -> Vec<Retest> {
+    let mut out: Vec<Retest> = Vec::new();
+    let prose_text = prose_only(own_text, tables);
+    let wide: Vec<&Table> = tables.iter().filter(|t| t.columns.len() >= 3).collect();
+    let chosen = choose_metric(&wide, &prose_text, ctx);
+    for (ti, table) in tables.iter().enumerate() {
+        if table.columns.len() < 3 {
+            continue;
+        }
+        // The prose about a table is what stands between it and the table
+        // before it: "we tested above patch, and it recovers the regression:".
+        let from = if ti == 0 { 0 } else { tables[ti - 1].end.min(table.offset) };
+        let prose_v = prose_verdict(own_text.get(from..table.offset).unwrap_or(""));
         let entries = commit_entries(own_text, table);
-        let prose_text = prose_only(own_text, tables);
         let cols: Vec<Column> = table.columns.iter().map(|c| column(c, &entries)).collect();
-        for fix_idx in 2..cols.len() {
-            let mut base = cols[0].clone();
-            let mut bad = cols[1].clone();
-            let mut fix = cols[fix_idx].clone();
-            let (metric, source, b, x, f, sd) =
-                if let Some((row, source)) = pick_row(table, &prose_text, headline, testcase) {
-                    let cell = |i: usize| row.cells.get(i);
-                    for (col, i) in [(&mut base, 0), (&mut bad, 1), (&mut fix, fix_idx)] {
-                        if let Some(c) = cell(i) {
-                            col.value = Some(c.value);
-                            col.stddev_pct = c.stddev_pct;
-                            col.change_pct = c.change.filter(|ch| ch.unit == ChangeUnit::Percent).map(|ch| ch.value);
-                        }
+        let Some((bi, xi, fixes)) = roles(&cols, ctx) else { continue };
+        // Per table, the headline or another reported metric it has, else
+        // the metric chosen for the whole mail.
+        let row = ctx
+            .headline
+            .iter()
+            .chain(ctx.other_metrics.iter())
+            .find_map(|m| table.row(m).map(|r| (r, MetricSource::Headline)))
+            .or_else(|| chosen.as_ref().and_then(|(m, src)| table.row(m).map(|r| (r, *src))));
+        for fi in fixes {
+            let mut base = cols[bi].clone();
+            let mut bad = cols[xi].clone();
+            let mut fix = cols[fi].clone();
+            let (metric, source, values, sd) = if let Some((row, source)) = row {
+                for (col, i) in [(&mut base, bi), (&mut bad, xi), (&mut fix, fi)] {
+                    if let Some(c) = row.cells.get(i) {
+                        col.value = Some(c.value);
+                        col.stddev_pct = c.stddev_pct;
+                        col.change_pct = c.change.filter(|ch| ch.unit == ChangeUnit::Percent).map(|ch| ch.value);
                     }
-                    (
-                        row.metric.clone(),
-                        source,
-                        base.value.map(|n| n.0),
-                        bad.value.map(|n| n.0),
-                        fix.value.map(|n| n.0),
-                        base.stddev_pct.map(|n| n.0),
-                    )
-                } else if let Some(row) = pick_fail_row(table, headline) {
-                    let rate = |i: usize| row.cells.get(i).and_then(|c| c.rate());
-                    for (col, i) in [(&mut base, 0), (&mut bad, 1), (&mut fix, fix_idx)] {
-                        col.value = rate(i).map(Num);
-                    }
-                    (row.signature.clone(), MetricSource::FailRate, rate(0), rate(1), rate(fix_idx), None)
-                } else {
-                    continue;
-                };
-            let (share, v) = match (b, x, f) {
-                (Some(b), Some(x), Some(f)) => verdict(b, x, f, sd),
+                }
+                (row.metric.clone(), source, Values::Metric, base.stddev_pct.map(|n| n.0))
+            } else if let Some((row, source)) = pick_fail_row(table, ctx.headline) {
+                for (col, i) in [(&mut base, bi), (&mut bad, xi), (&mut fix, fi)] {
+                    col.value = row.cells.get(i).and_then(|c| c.rate()).map(Num);
+                }
+                (row.signature.clone(), source, Values::FailRate, None)
+            } else {
+                continue;
+            };
+            let (share, v) = match (base.value, bad.value, fix.value) {
+                (Some(b), Some(x), Some(f)) => verdict(b.0, x.0, f.0, sd),
                 _ => (None, None),
             };
+            let dup = out.iter().any(|r| {
+                r.fix.short == fix.short
+                    && r.metric == metric
+                    && (r.base.value, r.bad.value, r.fix.value) == (base.value, bad.value, fix.value)
+            });
+            if dup {
+                continue;
+            }
             out.push(Retest {
                 fix_change_pct: fix.change_pct,
                 fix,
@@ -252,6 +342,7 @@ pub fn extract(own_text: &str, tables: &[Table], headline: Option<&str>, testcas
                 bad,
                 metric,
                 metric_source: source,
+                values,
                 recovered_share: share.map(|s| Num((s * 1000.0).round() / 1000.0)),
                 verdict: v,
                 prose_verdict: prose_v,
@@ -262,10 +353,11 @@ pub fn extract(own_text: &str, tables: &[Table], headline: Option<&str>, testcas
     out
 }
 
-fn pick_fail_row<'t>(table: &'t Table, headline: Option<&str>) -> Option<&'t super::table::FailRow> {
+fn pick_fail_row<'t>(table: &'t Table, headline: Option<&str>) -> Option<(&'t super::table::FailRow, MetricSource)> {
     headline
         .and_then(|h| table.fail_rows.iter().find(|r| r.signature == h || r.signature.ends_with(&format!(".{h}"))))
-        .or(table.fail_rows.first())
+        .map(|r| (r, MetricSource::Headline))
+        .or_else(|| table.fail_rows.first().map(|r| (r, MetricSource::FirstRow)))
 }
 
 /// The text outside the tables, where the prose is.

@@ -185,8 +185,13 @@ pub fn parse(raw: &[u8]) -> Mail {
                 })
                 .unwrap_or_else(|| "application/octet-stream".into())
                 .to_ascii_lowercase();
-            let text = p.text_contents().filter(|t| t.len() <= 1 << 20).map(|t| t.replace("\r\n", "\n"));
-            Attachment { name: p.attachment_name().map(str::to_string), content_type, size: p.len(), text }
+            let raw = p.contents();
+            // Measured with LF line ends, so a message's size does not
+            // depend on how it was stored.
+            let size = raw.len() - raw.windows(2).filter(|w| w == b"\r\n").count();
+            let text = (content_type.starts_with("text/") && raw.len() <= 1 << 20)
+                .then(|| String::from_utf8_lossy(raw).replace("\r\n", "\n"));
+            Attachment { name: p.attachment_name().map(str::to_string), content_type, size, text }
         })
         .collect();
 

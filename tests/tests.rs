@@ -1,0 +1,18 @@
+//! The single integration-test binary. Each module tests one feature
+//! through one helper; see `util` for the fixture and golden-file helpers.
+
+mod util;
+
+/// Golden tests: every fixture under `fixtures/classify/` against its
+/// expected JSON, with LF and CRLF line ends.
+mod classify;
+/// The `lkpbot` binary: arguments, exit codes, output.
+mod cli;
+/// The real archive `../shared/corpus/lkp-threads.mbox`.
+mod corpus;
+/// Random and mutated mail must never panic the parser or the classifier.
+mod props;
+/// The five seed mails the product started from.
+mod seeds;
+/// Architecture invariants (ARCHITECTURE.md, "Invariants").
+mod tidy;
