@@ -13,3 +13,4 @@ pub mod commands;
 pub mod mail;
 pub mod model;
 pub mod source;
+pub mod thread;

@@ -139,15 +139,15 @@ fn perf_reports_agree_with_their_subject_and_state_every_field() {
         }
         // What the subject states must be what the body says.
         let s = &cl.subject;
-        if let (Some(short), Some(c)) = (&s.short_sha, commit.and_then(|c| c.sha.as_ref())) {
-            if !c.as_str().starts_with(short.as_str()) {
-                bad.push(format!("{}: subject commit {short} vs body {c}", m.message_id));
-            }
+        if let (Some(short), Some(c)) = (&s.short_sha, commit.and_then(|c| c.sha.as_ref()))
+            && !c.as_str().starts_with(short.as_str())
+        {
+            bad.push(format!("{}: subject commit {short} vs body {c}", m.message_id));
         }
-        if let (Some(sm), Some(h)) = (&s.metric, h) {
-            if sm != &h.metric {
-                bad.push(format!("{}: subject metric {sm} vs body {}", m.message_id, h.metric));
-            }
+        if let (Some(sm), Some(h)) = (&s.metric, h)
+            && sm != &h.metric
+        {
+            bad.push(format!("{}: subject metric {sm} vs body {}", m.message_id, h.metric));
         }
         if let (Some(sc), Some(bc)) = (s.change_pct, h.and_then(|h| h.change_pct)) {
             let agrees = if s.signed { sc.0 == bc.0 } else { sc.0 == bc.0.abs() };
@@ -155,10 +155,10 @@ fn perf_reports_agree_with_their_subject_and_state_every_field() {
                 bad.push(format!("{}: subject change {} (signed: {}) vs table {}", m.message_id, sc.0, s.signed, bc.0));
             }
         }
-        if let (Some(sd), Some(bd)) = (s.direction, h.and_then(|h| h.direction)) {
-            if sd != bd {
-                bad.push(format!("{}: subject direction {sd:?} vs body {bd:?}", m.message_id));
-            }
+        if let (Some(sd), Some(bd)) = (s.direction, h.and_then(|h| h.direction))
+            && sd != bd
+        {
+            bad.push(format!("{}: subject direction {sd:?} vs body {bd:?}", m.message_id));
         }
     }
     assert_eq!(n, 101);

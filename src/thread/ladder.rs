@@ -1,0 +1,342 @@
+//! The ladder: named strategies that attach a message to cases, strongest
+//! first. The first rung that finds cases wins (a fix patch also takes the
+//! cases its `Closes:` names). Each rung says what it can get wrong.
+//!
+//! 1. [`by_references`]: any ancestor in References/In-Reply-To is in a case.
+//! 2. [`by_link`]: a `Closes:`/`Link:` URL names a message of a case.
+//! 3. [`by_subject`]: the normalised robot subject equals a case's.
+//! 4. [`by_commit`]: a commit the message names is a case's commit.
+//!
+//! Rungs 2 to 4 are only climbed by messages the classifier relates to the
+//! robot (any kind but `unrelated`): ordinary list traffic joins a case by
+//! its references or not at all.
+
+use crate::classify::Kind;
+use crate::commands::Command;
+use crate::model::Verdict;
+
+use super::keys::{patch_key, same_commit, subject_key};
+use super::state::{DAY, Event, EventKind};
+use super::{Attachment, Candidates, CaseFacts, CaseKind, CaseView, Decision, Incoming, Relation, Strategy};
+
+/// How long after a report a reply can still be matched by its subject.
+pub const SUBJECT_WINDOW_DAYS: i64 = 365;
+
+/// Rung 1: References and In-Reply-To, any ancestor (the engine passes the
+/// cases of every known ancestor).
+///
+/// False positives: a reply that starts a new topic in an old thread, and
+/// a message that references a report only because its author's mail
+/// client kept a long References list (cross-posted threads). Both are
+/// still conversation in the case's thread, so they count as discussion.
+pub fn by_references(c: &Candidates) -> Vec<&CaseView> {
+    c.by_reference.iter().collect()
+}
+
+/// Rung 2: the report's Message-ID inside a `Closes:` or `Link:` URL of
+/// the message's own (unquoted) lines, the form fix patches use.
+///
+/// False positives: a `Link:` to the report in a patch that only mentions
+/// it ("see also"), and a `Closes:` that names the wrong report by mistake.
+pub fn by_link<'a>(m: &Incoming, c: &'a Candidates) -> Vec<&'a CaseView> {
+    if m.links.is_empty() { Vec::new() } else { c.by_link.iter().collect() }
+}
+
+/// Rung 3: the robot subject with `Re:`, `[LKP]`, `[lkp-robot]`, list tags
+/// and whitespace normalised ([`subject_key`]), within
+/// [`SUBJECT_WINDOW_DAYS`] of the report. This is what threads archive
+/// copies without headers (pipermail text dumps).
+///
+/// False positives: the robot reporting the same commit and metric with
+/// the same change twice (both cases match, and the message joins both);
+/// a human who reuses a report's subject for another topic.
+pub fn by_subject<'a>(m: &Incoming, c: &'a Candidates, at: i64) -> Vec<&'a CaseView> {
+    let Some(key) = &m.subject_key else { return Vec::new() };
+    c.by_subject
+        .iter()
+        .filter(|v| v.facts.subject_key.as_ref() == Some(key))
+        .filter(|v| at >= v.facts.opened_at - DAY && at <= v.facts.opened_at + SUBJECT_WINDOW_DAYS * DAY)
+        .collect()
+}
+
+/// Rung 4: a commit the message names (the report it quotes, a `Fixes:`
+/// tag, the bad column of a retest) is a case's commit. When several cases
+/// share the commit (another testcase, another tree), those that also match
+/// the testcase and metric or signature the message quotes win.
+///
+/// False positives: a message that names the commit for another reason
+/// (a revert discussion, a bisect of something else); a `Fixes:` tag on a
+/// fix for a different symptom of the same commit.
+pub fn by_commit<'a>(m: &Incoming, c: &'a Candidates) -> Vec<&'a CaseView> {
+    let hits: Vec<&CaseView> = c
+        .by_commit
+        .iter()
+        .filter(|v| v.facts.commit.as_deref().is_some_and(|cc| m.commits.iter().any(|x| same_commit(x, cc))))
+        .collect();
+    let Some(r) = m.classified.any_report() else { return hits };
+    let metric = r.headline.as_ref().map(|h| h.metric.as_str());
+    let signature = r.signatures.first().map(|s| s.signature.as_str());
+    let precise: Vec<&CaseView> = hits
+        .iter()
+        .copied()
+        .filter(|v| r.testcase.is_none() || v.facts.testcase == r.testcase)
+        .filter(|v| {
+            (metric.is_some() && v.facts.metric.as_deref() == metric)
+                || (signature.is_some() && v.facts.signature.as_deref() == signature)
+                || (metric.is_none() && signature.is_none())
+        })
+        .collect();
+    if precise.is_empty() { hits } else { precise }
+}
+
+/// Decides what `m` does, given the cases its keys found. `now` stands in
+/// for a missing Date.
+pub fn decide(m: &Incoming, c: &Candidates, now: i64) -> Decision {
+    let at = m.at(now);
+    let kind = m.kind();
+    if kind == Kind::BuildSummary && c.by_reference.is_empty() {
+        return Decision::BuildSummary;
+    }
+    if let Some(case) = case_facts(m, at) {
+        return open_or_repeat(m, case, c, at);
+    }
+    let mut hits: Vec<(&CaseView, Strategy)> =
+        by_references(c).into_iter().map(|v| (v, Strategy::References)).collect();
+    if hits.is_empty() && kind != Kind::Unrelated {
+        let rungs = [
+            (by_link(m, c), Strategy::Link),
+            (by_subject(m, c, at), Strategy::Subject),
+            (by_commit(m, c), Strategy::Commit),
+        ];
+        if let Some((found, strategy)) = rungs.into_iter().find(|(found, _)| !found.is_empty()) {
+            hits = found.into_iter().map(|v| (v, strategy)).collect();
+        }
+    } else if kind == Kind::FixPosted {
+        // A fix posted in one thread may close reports of others.
+        for v in by_link(m, c) {
+            if !hits.iter().any(|(h, _)| h.id == v.id) {
+                hits.push((v, Strategy::Link));
+            }
+        }
+    }
+    if hits.is_empty() {
+        return Decision::Ignore;
+    }
+    let events = events_for(m, at);
+    Decision::Attach(
+        hits.into_iter().map(|(v, strategy)| Attachment { case: v.id, strategy, events: events.clone() }).collect(),
+    )
+}
+
+/// A report: the robot repeating itself in a case's thread joins that
+/// case; anything else opens a new one, linked to its relatives.
+fn open_or_repeat(m: &Incoming, case: CaseFacts, c: &Candidates, at: i64) -> Decision {
+    let id = Some(m.message_id.clone());
+    if c.by_reference.iter().any(|v| same_report(&v.facts, &case)) {
+        return Decision::Attach(
+            c.by_reference
+                .iter()
+                .map(|v| {
+                    let kind =
+                        if same_report(&v.facts, &case) { EventKind::ReportedAgain } else { EventKind::RelatedReport };
+                    Attachment {
+                        case: v.id,
+                        strategy: Strategy::References,
+                        events: vec![Event::new(at, kind, id.clone())],
+                    }
+                })
+                .collect(),
+        );
+    }
+    let mut related: Vec<(super::CaseId, Relation)> = Vec::new();
+    let mut add = |id, rel| {
+        if !related.iter().any(|(x, _)| *x == id) {
+            related.push((id, rel));
+        }
+    };
+    for v in &c.by_reference {
+        add(v.id, Relation::InThread);
+    }
+    if let Some(commit) = &case.commit {
+        for v in c.by_commit.iter().filter(|v| v.facts.commit.as_deref().is_some_and(|x| same_commit(x, commit))) {
+            add(v.id, Relation::SameCommit);
+        }
+    }
+    if case.patch_key.is_some() {
+        for v in c.by_patch.iter().filter(|v| v.facts.patch_key == case.patch_key) {
+            add(v.id, Relation::SamePatch);
+        }
+    }
+    let thread = c
+        .by_reference
+        .iter()
+        .map(|v| Attachment {
+            case: v.id,
+            strategy: Strategy::References,
+            events: vec![Event::new(at, EventKind::RelatedReport, id.clone())],
+        })
+        .collect();
+    Decision::Open { case: Box::new(case), related, thread }
+}
+
+/// The same regression reported again: same commit, same testcase, same
+/// metric or signature.
+fn same_report(a: &CaseFacts, b: &CaseFacts) -> bool {
+    let commits = match (&a.commit, &b.commit) {
+        (Some(x), Some(y)) => same_commit(x, y),
+        _ => false,
+    };
+    commits && a.kind == b.kind && a.testcase == b.testcase && a.metric == b.metric && a.signature == b.signature
+}
+
+/// The patch key of a report: the reported commit's subject, else the
+/// patch it was applied from, else a patch subject the mail replies to.
+pub fn report_patch_key(m: &Incoming) -> Option<String> {
+    let c = &m.classified;
+    let (commit, patch) = match (&c.own_report, &c.build) {
+        (Some(r), _) => (r.commit.as_ref(), r.patch.as_ref()),
+        (None, Some(b)) => (b.commit.as_ref(), b.patch.as_ref()),
+        (None, None) => (None, None),
+    };
+    commit
+        .and_then(|x| x.subject.as_deref())
+        .or_else(|| patch.and_then(|p| p.subject.as_deref()))
+        .and_then(patch_key)
+        .or_else(|| if crate::classify::fix::is_patch_subject(&m.subject) { patch_key(&m.subject) } else { None })
+}
+
+/// The facts of the case a report opens; `None` for anything else.
+pub fn case_facts(m: &Incoming, at: i64) -> Option<CaseFacts> {
+    let c = &m.classified;
+    let kind = match c.kind {
+        Kind::PerfRegression => CaseKind::PerfRegression,
+        Kind::PerfImprovement => CaseKind::PerfImprovement,
+        Kind::Functional => CaseKind::Functional,
+        Kind::Build => CaseKind::Build,
+        _ => return None,
+    };
+    let title = crate::classify::subject::strip_reply_prefixes(&m.subject).to_string();
+    let mut f = CaseFacts {
+        kind,
+        title: if title.is_empty() { m.message_id.to_string() } else { title },
+        report_message_id: m.message_id.clone(),
+        opened_at: at,
+        commit: None,
+        commit_subject: None,
+        tree: None,
+        branch: None,
+        testcase: None,
+        metric: None,
+        change_pct: None,
+        direction: None,
+        signature: None,
+        subject_key: m.subject_key.clone().or_else(|| subject_key(&m.subject)),
+        patch_key: report_patch_key(m),
+    };
+    let commit = if let Some(r) = &c.own_report {
+        f.tree = r.tree.clone();
+        f.branch = r.branch.clone();
+        f.testcase = r.testcase.clone();
+        if let Some(h) = &r.headline {
+            f.metric = Some(h.metric.clone());
+            f.change_pct = h.change_pct.or(h.stated_change_pct).map(|n| n.0);
+            f.direction = h.direction;
+        }
+        f.signature = r.signatures.first().map(|s| s.signature.clone());
+        r.commit.as_ref()
+    } else if let Some(b) = &c.build {
+        f.tree = b.tree.clone();
+        f.branch = b.branch.clone();
+        f.signature = b.items.first().map(|s| truncate(s, 200));
+        b.commit.as_ref()
+    } else {
+        None
+    };
+    if let Some(cr) = commit {
+        f.commit = cr.sha.as_ref().map(|s| s.to_string()).or_else(|| cr.short.clone());
+        f.commit_subject = cr.subject.clone();
+    }
+    if f.commit.is_none() {
+        f.commit = c.subject.short_sha.clone();
+    }
+    Some(f)
+}
+
+fn truncate(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => s[..i].to_string(),
+        None => s.to_string(),
+    }
+}
+
+/// What a message that joins a case does there.
+pub fn events_for(m: &Incoming, at: i64) -> Vec<Event> {
+    let c = &m.classified;
+    let id = Some(m.message_id.clone());
+    let ev = |kind| Event::new(at, kind, id.clone());
+    match c.kind {
+        Kind::RetestResult => {
+            let r = c.retests.iter().find(|r| r.verdict.is_some()).or(c.retests.first());
+            let mut e = ev(EventKind::RetestDone);
+            if let Some(r) = r {
+                e.verdict = r.verdict;
+                e.fix_commit = Some(r.fix.sha.as_ref().map_or_else(|| r.fix.short.clone(), |s| s.to_string()));
+                e.note = Some(retest_note(r.verdict, &r.metric));
+            }
+            vec![e]
+        }
+        Kind::TestRequest => vec![ev(EventKind::RetestRequested)],
+        Kind::FixPosted => {
+            let mut e = ev(EventKind::FixPosted);
+            e.note = c.fix.as_ref().map(|f| f.patch_subject.clone());
+            vec![e]
+        }
+        Kind::Command => {
+            let mut out: Vec<Event> = Vec::new();
+            for cl in &c.commands {
+                let mut e = match &cl.command {
+                    Command::Retest | Command::Test { .. } => ev(EventKind::RetestRequested),
+                    Command::Fixed { sha } => {
+                        let mut e = ev(EventKind::Resolved);
+                        e.fix_commit = sha.clone();
+                        e
+                    }
+                    Command::Resolve => ev(EventKind::Resolved),
+                    Command::Invalid { reason } => {
+                        let mut e = ev(EventKind::Invalid);
+                        e.note = reason.clone();
+                        e
+                    }
+                    Command::Dup { case } => {
+                        let mut e = ev(EventKind::Duplicate);
+                        e.note = case.clone();
+                        e
+                    }
+                    Command::Reopen => ev(EventKind::Reopened),
+                    Command::Title { text: Some(t) } => {
+                        let mut e = ev(EventKind::Retitled);
+                        e.note = Some(t.clone());
+                        e
+                    }
+                    _ => continue,
+                };
+                if e.note.is_none() {
+                    e.note = Some(cl.line.clone());
+                }
+                out.push(e);
+            }
+            if out.is_empty() {
+                out.push(ev(EventKind::Discussion));
+            }
+            out
+        }
+        // Report kinds are handled by `open_or_repeat`; everything else in
+        // a case's thread is conversation, whatever the classifier saw in
+        // it alone.
+        _ => vec![ev(EventKind::Discussion)],
+    }
+}
+
+fn retest_note(verdict: Option<Verdict>, metric: &str) -> String {
+    format!("{} ({metric})", verdict.map_or("no verdict", Verdict::as_str))
+}

@@ -1,0 +1,272 @@
+//! Which case does a message belong to, and what does it do to the case?
+//!
+//! A robot report opens a case (a branch build summary is recorded, not a
+//! case); every other message climbs the ladder in [`ladder`], strongest
+//! rung first, and the first rung that finds cases attaches it to them with
+//! the events its kind implies. [`state`] folds events into case states.
+//!
+//! Pure: no I/O, no clock, no SQL. The thread module never queries the
+//! store: the engine looks up the candidates a message's keys name
+//! ([`Incoming::lookups`]) and passes them in as [`Candidates`]; time
+//! arrives as an argument.
+
+pub mod keys;
+pub mod ladder;
+pub mod state;
+
+use serde::Serialize;
+
+use crate::classify::{Classified, Kind};
+use crate::mail::{Mail, quote};
+use crate::model::{Direction, MessageId};
+pub use ladder::decide;
+pub use state::{CaseKind, CaseState, Event, EventKind, Progress, replay, stale_times, transition};
+
+/// A case's number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct CaseId(pub i64);
+
+impl std::fmt::Display for CaseId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// What a case is about, fixed when its report opens it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CaseFacts {
+    pub kind: CaseKind,
+    /// The report's subject without reply prefixes.
+    pub title: String,
+    pub report_message_id: MessageId,
+    pub opened_at: i64,
+    /// Full SHA when the report gives one, else the abbreviation.
+    pub commit: Option<String>,
+    pub commit_subject: Option<String>,
+    pub tree: Option<String>,
+    pub branch: Option<String>,
+    pub testcase: Option<String>,
+    /// Perf reports: the headline metric and its signed change.
+    pub metric: Option<String>,
+    pub change_pct: Option<f64>,
+    pub direction: Option<Direction>,
+    /// Functional reports: the first issue signature; build reports: the
+    /// first new diagnostic.
+    pub signature: Option<String>,
+    /// See [`keys::subject_key`] and [`keys::patch_key`].
+    pub subject_key: Option<String>,
+    pub patch_key: Option<String>,
+}
+
+/// A case as a candidate for a message.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CaseView {
+    pub id: CaseId,
+    pub state: CaseState,
+    pub facts: CaseFacts,
+}
+
+/// One message as the threader sees it: its classification and the keys
+/// the ladder matches on, computed once. The rest of the `Mail` (its body
+/// above all) is not kept.
+#[derive(Clone, Debug)]
+pub struct Incoming {
+    pub message_id: MessageId,
+    /// References and In-Reply-To, nearest first.
+    pub ancestors: Vec<MessageId>,
+    pub subject: String,
+    pub from: Option<String>,
+    pub date: Option<i64>,
+    pub classified: Classified,
+    /// Message-IDs in `Closes:`/`Link:` URLs of the message's own lines.
+    pub links: Vec<MessageId>,
+    /// Commits the message names: the report it quotes, `Fixes:` tags, the
+    /// bad column of a retest table.
+    pub commits: Vec<String>,
+    pub subject_key: Option<String>,
+    /// What went wrong reading or classifying it.
+    pub problems: Vec<String>,
+}
+
+/// What the engine must look up for a message; empty for unrelated mail.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Lookups {
+    pub links: Vec<MessageId>,
+    pub subject_key: Option<String>,
+    pub commits: Vec<String>,
+    pub patch_key: Option<String>,
+}
+
+/// Cases the engine found for a message's keys. The engine may return
+/// more than matches (an index lookup by commit prefix, say); the ladder
+/// checks each candidate itself.
+#[derive(Clone, Debug, Default)]
+pub struct Candidates {
+    /// Cases holding any known ancestor of the message.
+    pub by_reference: Vec<CaseView>,
+    /// Cases holding a message named in a `Closes:`/`Link:` URL.
+    pub by_link: Vec<CaseView>,
+    /// Cases whose subject key equals the message's.
+    pub by_subject: Vec<CaseView>,
+    /// Cases whose commit shares a seven-digit prefix with one the message names.
+    pub by_commit: Vec<CaseView>,
+    /// Cases with the same patch key (for a new report's related cases).
+    pub by_patch: Vec<CaseView>,
+}
+
+/// How a message came to be in a case: the rung that put it there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Strategy {
+    /// The report that opened the case.
+    Report,
+    References,
+    Link,
+    Subject,
+    Commit,
+}
+
+impl Strategy {
+    pub const ALL: [Strategy; 5] =
+        [Strategy::Report, Strategy::References, Strategy::Link, Strategy::Subject, Strategy::Commit];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Strategy::Report => "report",
+            Strategy::References => "references",
+            Strategy::Link => "link",
+            Strategy::Subject => "subject",
+            Strategy::Commit => "commit",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Strategy> {
+        Strategy::ALL.into_iter().find(|x| x.as_str() == s)
+    }
+}
+
+/// Why two cases are linked (never merged).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Relation {
+    /// The same commit reported again: another testcase, another tree.
+    SameCommit,
+    /// The same patch under another SHA (a rebase) or another version.
+    SamePatch,
+    /// One report was sent into the other's thread.
+    InThread,
+}
+
+impl Relation {
+    pub const ALL: [Relation; 3] = [Relation::SameCommit, Relation::SamePatch, Relation::InThread];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Relation::SameCommit => "same-commit",
+            Relation::SamePatch => "same-patch",
+            Relation::InThread => "in-thread",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Relation> {
+        Relation::ALL.into_iter().find(|x| x.as_str() == s)
+    }
+}
+
+/// A message joining one case, with what it does there.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Attachment {
+    pub case: CaseId,
+    pub strategy: Strategy,
+    pub events: Vec<Event>,
+}
+
+/// What to do with a message.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Decision {
+    /// Not part of any case: ordinary list traffic.
+    Ignore,
+    /// A branch build summary: recorded, not a case.
+    BuildSummary,
+    /// A new report opens a case. `thread` attaches it to the cases of the
+    /// thread it was sent into, if any; `related` links similar cases.
+    Open { case: Box<CaseFacts>, related: Vec<(CaseId, Relation)>, thread: Vec<Attachment> },
+    /// The message joins existing cases.
+    Attach(Vec<Attachment>),
+}
+
+impl Incoming {
+    /// Takes what threading needs from a parsed and classified message.
+    pub fn new(mail: &Mail, classified: Classified) -> Incoming {
+        let mut problems: Vec<String> = mail.problems.clone();
+        problems.extend(classified.problems.iter().cloned());
+        let mut links = Vec::new();
+        let mut commits: Vec<String> = Vec::new();
+        let mut subject_key = None;
+        // Unrelated mail is attached by its references or not at all, so
+        // its text is not read again.
+        if classified.kind != Kind::Unrelated {
+            links = keys::link_ids(&quote::unquoted(&mail.body));
+            if let Some(f) = &classified.fix {
+                for id in &f.closes {
+                    if !links.contains(id) {
+                        links.push(id.clone());
+                    }
+                }
+                commits.extend(f.fixes.iter().map(|x| x.sha.clone()));
+            }
+            if let Some(c) = classified.commit() {
+                commits.extend(c.sha.as_ref().map(|s| s.to_string()).or_else(|| c.short.clone()));
+            }
+            for r in &classified.retests {
+                commits.extend(r.bad.sha.as_ref().map(|s| s.to_string()).or_else(|| Some(r.bad.short.clone())));
+            }
+            commits.retain(|c| keys::commit_prefix(c).is_some());
+            commits.dedup();
+            subject_key = keys::subject_key(&mail.subject);
+        }
+        Incoming {
+            message_id: mail.message_id.clone(),
+            ancestors: mail.ancestors().into_iter().cloned().collect(),
+            subject: mail.subject.clone(),
+            from: mail.from_email(),
+            date: mail.date,
+            classified,
+            links,
+            commits,
+            subject_key,
+            problems,
+        }
+    }
+
+    pub fn kind(&self) -> Kind {
+        self.classified.kind
+    }
+
+    /// When the message happened: its Date, else `now` (when it was read).
+    pub fn at(&self, now: i64) -> i64 {
+        self.date.unwrap_or(now)
+    }
+
+    /// What the engine must look up besides the cases of the ancestors.
+    /// `in_cases` says whether those already found any.
+    pub fn lookups(&self, in_cases: bool) -> Lookups {
+        let kind = self.kind();
+        if kind == Kind::Unrelated || kind == Kind::BuildSummary {
+            return Lookups::default();
+        }
+        if kind.is_report() {
+            // For the related cases of a new report.
+            return Lookups {
+                commits: self.commits.clone(),
+                patch_key: ladder::report_patch_key(self),
+                ..Lookups::default()
+            };
+        }
+        let links = if !in_cases || kind == Kind::FixPosted { self.links.clone() } else { Vec::new() };
+        if in_cases {
+            return Lookups { links, ..Lookups::default() };
+        }
+        Lookups { links, subject_key: self.subject_key.clone(), commits: self.commits.clone(), patch_key: None }
+    }
+}

@@ -1,0 +1,387 @@
+//! Case states, the events that move them, and [`transition`].
+//!
+//! ```text
+//! reported -> discussed -> retest-requested -> retest-done -> fix-posted -> resolved
+//!     \___________\_______________\________________\-> stale (no activity)
+//! any open state -> invalid | duplicate | resolved (commands); reopen -> discussed
+//! improvements: informational (activity recorded, state kept)
+//! ```
+//!
+//! A case's state is never stored as a fact: it is the fold of
+//! [`transition`] over the case's events in time order ([`replay`]), so a
+//! reply that arrives late (IMAP order is not thread order) lands where its
+//! Date puts it and the result does not depend on arrival order.
+
+use serde::Serialize;
+
+use crate::model::{MessageId, Verdict};
+
+pub const DAY: i64 = 86_400;
+
+/// Days without activity after which an open case is stale, unless the
+/// caller says otherwise.
+pub const DEFAULT_STALE_DAYS: i64 = 30;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CaseState {
+    Reported,
+    Discussed,
+    RetestRequested,
+    RetestDone,
+    FixPosted,
+    Resolved,
+    Invalid,
+    Duplicate,
+    Stale,
+    /// Improvements: recorded and followed, nothing to fix.
+    Informational,
+}
+
+impl CaseState {
+    pub const ALL: [CaseState; 10] = [
+        CaseState::Reported,
+        CaseState::Discussed,
+        CaseState::RetestRequested,
+        CaseState::RetestDone,
+        CaseState::FixPosted,
+        CaseState::Resolved,
+        CaseState::Invalid,
+        CaseState::Duplicate,
+        CaseState::Stale,
+        CaseState::Informational,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CaseState::Reported => "reported",
+            CaseState::Discussed => "discussed",
+            CaseState::RetestRequested => "retest-requested",
+            CaseState::RetestDone => "retest-done",
+            CaseState::FixPosted => "fix-posted",
+            CaseState::Resolved => "resolved",
+            CaseState::Invalid => "invalid",
+            CaseState::Duplicate => "duplicate",
+            CaseState::Stale => "stale",
+            CaseState::Informational => "informational",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<CaseState> {
+        CaseState::ALL.into_iter().find(|st| st.as_str() == s)
+    }
+
+    /// Still needs someone's attention: not closed, not an improvement.
+    pub fn is_open(self) -> bool {
+        matches!(
+            self,
+            CaseState::Reported
+                | CaseState::Discussed
+                | CaseState::RetestRequested
+                | CaseState::RetestDone
+                | CaseState::FixPosted
+                | CaseState::Stale
+        )
+    }
+
+    fn is_closed(self) -> bool {
+        matches!(self, CaseState::Resolved | CaseState::Invalid | CaseState::Duplicate)
+    }
+
+    /// A case in this state goes stale when nothing happens. A posted fix
+    /// does not: it waits for a merge the list does not always hear about.
+    fn can_go_stale(self) -> bool {
+        matches!(self, CaseState::Reported | CaseState::Discussed | CaseState::RetestRequested | CaseState::RetestDone)
+    }
+}
+
+/// What kind of report opened a case.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CaseKind {
+    PerfRegression,
+    PerfImprovement,
+    Functional,
+    Build,
+}
+
+impl CaseKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CaseKind::PerfRegression => "perf-regression",
+            CaseKind::PerfImprovement => "perf-improvement",
+            CaseKind::Functional => "functional",
+            CaseKind::Build => "build",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<CaseKind> {
+        [CaseKind::PerfRegression, CaseKind::PerfImprovement, CaseKind::Functional, CaseKind::Build]
+            .into_iter()
+            .find(|k| k.as_str() == s)
+    }
+
+    pub fn initial_state(self) -> CaseState {
+        match self {
+            CaseKind::PerfImprovement => CaseState::Informational,
+            _ => CaseState::Reported,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EventKind {
+    /// The report that opened the case.
+    Reported,
+    /// The robot reported the same thing again inside the thread.
+    ReportedAgain,
+    /// Another report sent into this case's thread (it opened its own case).
+    RelatedReport,
+    Discussion,
+    RetestRequested,
+    RetestDone,
+    FixPosted,
+    Resolved,
+    Invalid,
+    Duplicate,
+    Reopened,
+    Retitled,
+    /// No activity for the stale window (no message).
+    Stale,
+}
+
+impl EventKind {
+    pub const ALL: [EventKind; 13] = [
+        EventKind::Reported,
+        EventKind::ReportedAgain,
+        EventKind::RelatedReport,
+        EventKind::Discussion,
+        EventKind::RetestRequested,
+        EventKind::RetestDone,
+        EventKind::FixPosted,
+        EventKind::Resolved,
+        EventKind::Invalid,
+        EventKind::Duplicate,
+        EventKind::Reopened,
+        EventKind::Retitled,
+        EventKind::Stale,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::Reported => "reported",
+            EventKind::ReportedAgain => "reported-again",
+            EventKind::RelatedReport => "related-report",
+            EventKind::Discussion => "discussion",
+            EventKind::RetestRequested => "retest-requested",
+            EventKind::RetestDone => "retest-done",
+            EventKind::FixPosted => "fix-posted",
+            EventKind::Resolved => "resolved",
+            EventKind::Invalid => "invalid",
+            EventKind::Duplicate => "duplicate",
+            EventKind::Reopened => "reopened",
+            EventKind::Retitled => "retitled",
+            EventKind::Stale => "stale",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<EventKind> {
+        EventKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+/// Something that happened to a case, with its message and time.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Event {
+    /// Seconds since the epoch: the message's Date, else when it was read.
+    pub at: i64,
+    pub kind: EventKind,
+    pub message_id: Option<MessageId>,
+    /// Retest verdict (retest-done).
+    pub verdict: Option<Verdict>,
+    /// The fix commit: the retest's fix column, `#lkp fixed <sha>`.
+    pub fix_commit: Option<String>,
+    /// Free text: the fix patch subject, the new title, the reason.
+    pub note: Option<String>,
+}
+
+impl Event {
+    pub fn new(at: i64, kind: EventKind, message_id: Option<MessageId>) -> Event {
+        Event { at, kind, message_id, verdict: None, fix_commit: None, note: None }
+    }
+}
+
+/// The next state of a case in `state` after `event`.
+pub fn transition(state: CaseState, event: EventKind) -> CaseState {
+    use CaseState as S;
+    use EventKind as E;
+    match (state, event) {
+        // Commands close a case whatever its state.
+        (_, E::Invalid) => S::Invalid,
+        (_, E::Duplicate) => S::Duplicate,
+        (_, E::Resolved) => S::Resolved,
+        (s, E::Reopened) if s.is_closed() => S::Discussed,
+        (S::Informational, _) => S::Informational,
+        // A closed case records later activity without reopening.
+        (s, _) if s.is_closed() => s,
+        (s, E::Stale) if s.can_go_stale() => S::Stale,
+        (S::Stale, E::ReportedAgain) => S::Reported,
+        (S::Reported | S::Stale, E::Discussion | E::RelatedReport | E::Retitled | E::Reopened) => S::Discussed,
+        // Once a fix is posted, retests verify it: the verdict is kept on
+        // the case, the state stays.
+        (S::FixPosted, E::RetestRequested | E::RetestDone) => S::FixPosted,
+        (_, E::RetestRequested) => S::RetestRequested,
+        (_, E::RetestDone) => S::RetestDone,
+        (_, E::FixPosted) => S::FixPosted,
+        (s, _) => s,
+    }
+}
+
+/// What replaying a case's events yields.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Progress {
+    pub state: CaseState,
+    /// The latest retest verdict, and the fix commit it judged.
+    pub verdict: Option<Verdict>,
+    pub fix_commit: Option<String>,
+    /// The latest fix patch posted (its Message-ID).
+    pub fix_message_id: Option<MessageId>,
+    /// Set by `#lkp title`.
+    pub title: Option<String>,
+    /// Time of the latest event that was activity (not a stale mark).
+    pub last_activity: Option<i64>,
+}
+
+/// Events in the order they count: by time, ties in the given order.
+pub fn in_time_order(events: &[Event]) -> Vec<&Event> {
+    let mut v: Vec<&Event> = events.iter().collect();
+    v.sort_by_key(|e| e.at);
+    v
+}
+
+/// Folds [`transition`] over `events` in time order, starting from the
+/// kind's initial state; also returns the state after each event (in the
+/// sorted order) for timelines.
+pub fn replay(kind: CaseKind, events: &[Event]) -> (Progress, Vec<(&Event, CaseState)>) {
+    let mut p = Progress {
+        state: kind.initial_state(),
+        verdict: None,
+        fix_commit: None,
+        fix_message_id: None,
+        title: None,
+        last_activity: None,
+    };
+    let mut steps = Vec::with_capacity(events.len());
+    for e in in_time_order(events) {
+        p.state = transition(p.state, e.kind);
+        match e.kind {
+            EventKind::RetestDone => {
+                p.verdict = e.verdict;
+                p.fix_commit = e.fix_commit.clone();
+            }
+            EventKind::FixPosted => p.fix_message_id = e.message_id.clone(),
+            EventKind::Resolved if e.fix_commit.is_some() => p.fix_commit = e.fix_commit.clone(),
+            EventKind::Retitled => p.title = e.note.clone(),
+            _ => {}
+        }
+        if e.kind != EventKind::Stale {
+            p.last_activity = Some(p.last_activity.map_or(e.at, |t| t.max(e.at)));
+        }
+        steps.push((e, p.state));
+    }
+    (p, steps)
+}
+
+/// When the case went stale: after every stretch of `days` without
+/// activity while it was in a state that can go stale, the last stretch
+/// ending at `now`. Stale marks already among `events` are ignored, so the
+/// answer depends only on the activity and `now`.
+pub fn stale_times(kind: CaseKind, events: &[Event], now: i64, days: i64) -> Vec<i64> {
+    let window = days.max(1) * DAY;
+    let activity: Vec<Event> = events.iter().filter(|e| e.kind != EventKind::Stale).cloned().collect();
+    let ordered = in_time_order(&activity);
+    let mut out = Vec::new();
+    let mut state = kind.initial_state();
+    for (i, e) in ordered.iter().enumerate() {
+        state = transition(state, e.kind);
+        let next = ordered.get(i + 1).map_or(now, |n| n.at);
+        if state.can_go_stale() && next - e.at > window {
+            out.push(e.at + window);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(at: i64, kind: EventKind) -> Event {
+        Event::new(at, kind, None)
+    }
+
+    #[test]
+    fn the_happy_path() {
+        use CaseState as S;
+        use EventKind as E;
+        let steps = [
+            (E::Discussion, S::Discussed),
+            (E::RetestRequested, S::RetestRequested),
+            (E::RetestDone, S::RetestDone),
+            (E::FixPosted, S::FixPosted),
+            (E::RetestDone, S::FixPosted),
+            (E::Resolved, S::Resolved),
+            (E::Discussion, S::Resolved),
+            (E::Reopened, S::Discussed),
+        ];
+        let mut s = S::Reported;
+        for (e, want) in steps {
+            s = transition(s, e);
+            assert_eq!(s, want, "after {e:?}");
+        }
+    }
+
+    #[test]
+    fn improvements_stay_informational_until_closed() {
+        let s = transition(CaseState::Informational, EventKind::RetestDone);
+        assert_eq!(s, CaseState::Informational);
+        assert_eq!(transition(s, EventKind::Stale), CaseState::Informational);
+        assert_eq!(transition(s, EventKind::Invalid), CaseState::Invalid);
+    }
+
+    #[test]
+    fn replay_orders_by_time_not_arrival() {
+        let events = [ev(300, EventKind::FixPosted), ev(100, EventKind::Reported), ev(200, EventKind::RetestDone)];
+        let (p, steps) = replay(CaseKind::PerfRegression, &events);
+        assert_eq!(p.state, CaseState::FixPosted);
+        assert_eq!(steps.iter().map(|(e, _)| e.at).collect::<Vec<_>>(), [100, 200, 300]);
+        assert_eq!(p.last_activity, Some(300));
+    }
+
+    #[test]
+    fn stale_after_quiet_stretches_and_revived_by_activity() {
+        let d = DAY;
+        let events = [ev(0, EventKind::Reported), ev(40 * d, EventKind::Discussion)];
+        assert_eq!(stale_times(CaseKind::Functional, &events, 50 * d, 30), vec![30 * d]);
+        assert_eq!(stale_times(CaseKind::Functional, &events, 80 * d, 30), vec![30 * d, 70 * d]);
+        let mut all = events.to_vec();
+        all.push(ev(30 * d, EventKind::Stale));
+        let (p, _) = replay(CaseKind::Functional, &all);
+        assert_eq!(p.state, CaseState::Discussed);
+        // A posted fix does not go stale; an improvement never does.
+        let fixed = [ev(0, EventKind::Reported), ev(d, EventKind::FixPosted)];
+        assert!(stale_times(CaseKind::Build, &fixed, 400 * d, 30).is_empty());
+        assert!(stale_times(CaseKind::PerfImprovement, &events, 400 * d, 30).is_empty());
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for s in CaseState::ALL {
+            assert_eq!(CaseState::parse(s.as_str()), Some(s));
+        }
+        for k in EventKind::ALL {
+            assert_eq!(EventKind::parse(k.as_str()), Some(k));
+        }
+    }
+}
