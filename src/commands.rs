@@ -9,6 +9,7 @@ use regex::Regex;
 use serde::Serialize;
 use std::sync::LazyLock;
 
+use crate::classify::text::contains_ci;
 use crate::mail::quote;
 
 pub const MAX_COMMANDS: usize = 10;
@@ -88,8 +89,18 @@ fn parse_lkp(verb: &str, rest: Option<&str>) -> Command {
     }
 }
 
+/// Cheap test run before [`parse`] on every message: whether any line
+/// could hold a command at all.
+pub fn may_contain(body: &str) -> bool {
+    let b = body.as_bytes();
+    [&b"#lkp"[..], b"retest", b"re-test", b"please test"].iter().any(|n| contains_ci(b, n))
+}
+
 /// Every command in the unquoted part of `body`, in order.
 pub fn parse(body: &str) -> Vec<CommandLine> {
+    if !may_contain(body) {
+        return Vec::new();
+    }
     let own = quote::unquoted(body);
     let own = crate::classify::text::strip_signature(&own);
     let mut out = Vec::new();

@@ -32,6 +32,7 @@ use report::{CommitRef, Headline, ReportFacts, Template};
 use request::TestRequest;
 use retest::Retest;
 use subject::SubjectFacts;
+use text::contains_ci;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -432,29 +433,6 @@ fn mentions_robot(mail: &Mail, body: &str) -> bool {
             .iter()
             .chain(&mail.cc)
             .any(|a| a.email_lc().is_some_and(|e| e.contains("lkp") || e.contains("oe-kbuild")))
-}
-
-/// ASCII case-insensitive substring search; `needle` must be lower-case.
-fn contains_ci(hay: &[u8], needle: &[u8]) -> bool {
-    let Some(&first) = needle.first() else { return true };
-    if hay.len() < needle.len() {
-        return false;
-    }
-    let upper = first.to_ascii_uppercase();
-    let mut i = 0;
-    while i + needle.len() <= hay.len() {
-        match hay[i..=hay.len() - needle.len()].iter().position(|&b| b == first || b == upper) {
-            None => return false,
-            Some(p) => {
-                let s = i + p;
-                if hay[s..s + needle.len()].eq_ignore_ascii_case(needle) {
-                    return true;
-                }
-                i = s + 1;
-            }
-        }
-    }
-    false
 }
 
 /// A reply about a robot report that does not quote it: the subject is a

@@ -56,6 +56,29 @@ pub fn unflatten(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// ASCII case-insensitive substring search; `needle` must be lower-case.
+pub fn contains_ci(hay: &[u8], needle: &[u8]) -> bool {
+    let Some(&first) = needle.first() else { return true };
+    if hay.len() < needle.len() {
+        return false;
+    }
+    let upper = first.to_ascii_uppercase();
+    let mut i = 0;
+    while i + needle.len() <= hay.len() {
+        match hay[i..=hay.len() - needle.len()].iter().position(|&b| b == first || b == upper) {
+            None => return false,
+            Some(p) => {
+                let s = i + p;
+                if hay[s..s + needle.len()].eq_ignore_ascii_case(needle) {
+                    return true;
+                }
+                i = s + 1;
+            }
+        }
+    }
+    false
+}
+
 /// The largest char boundary of `s` at or below `i`.
 pub fn floor_boundary(s: &str, i: usize) -> usize {
     let mut i = i.min(s.len());

@@ -37,30 +37,32 @@ const KNOWN_HEADERS: &[&str] = &[
 
 /// True when the bytes start with a plausible header block.
 pub(super) fn has_header_block(raw: &[u8]) -> bool {
-    let head = &raw[..raw.len().min(64 * 1024)];
-    let text = String::from_utf8_lossy(head);
     let mut known = false;
     let mut lines = 0;
-    for line in text.split('\n') {
-        let line = line.strip_suffix('\r').unwrap_or(line);
+    // Works on bytes and stops at the first blank line: this runs on every
+    // message, and the header block is all it needs to see.
+    for line in raw.split(|&b| b == b'\n') {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
         if line.is_empty() {
             break;
         }
         lines += 1;
-        if line.starts_with([' ', '\t']) {
+        if line.starts_with(b" ") || line.starts_with(b"\t") {
             if lines == 1 {
                 return false;
             }
             continue;
         }
-        let Some((name, _)) = line.split_once(':') else {
+        let Some(colon) = line.iter().position(|&b| b == b':') else {
             return false;
         };
-        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') {
+        let name = &line[..colon];
+        if name.is_empty() || !name.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') {
             return false;
         }
         let lower = name.to_ascii_lowercase();
-        if KNOWN_HEADERS.contains(&lower.as_str()) || lower.starts_with("x-") || lower.starts_with("arc-") {
+        let known_name = KNOWN_HEADERS.iter().any(|h| h.as_bytes() == lower.as_slice());
+        if known_name || lower.starts_with(b"x-") || lower.starts_with(b"arc-") {
             known = true;
         }
     }

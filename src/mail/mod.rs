@@ -35,10 +35,6 @@ pub struct Attachment {
     pub name: Option<String>,
     pub content_type: String,
     pub size: usize,
-    /// Decoded text of small text attachments (patches, job files), so a
-    /// patch attached to a test request can be named and forwarded.
-    #[serde(skip)]
-    pub text: Option<String>,
 }
 
 /// How the input was laid out: a real RFC 5322 message, or a text dump of
@@ -189,9 +185,7 @@ pub fn parse(raw: &[u8]) -> Mail {
             // Measured with LF line ends, so a message's size does not
             // depend on how it was stored.
             let size = raw.len() - raw.windows(2).filter(|w| w == b"\r\n").count();
-            let text = (content_type.starts_with("text/") && raw.len() <= 1 << 20)
-                .then(|| String::from_utf8_lossy(raw).replace("\r\n", "\n"));
-            Attachment { name: p.attachment_name().map(str::to_string), content_type, size, text }
+            Attachment { name: p.attachment_name().map(str::to_string), content_type, size }
         })
         .collect();
 
