@@ -39,6 +39,43 @@ pub enum Command {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
     },
+    /// Import mbox files, Maildirs or .eml files into the store, opening
+    /// and following cases; history is recorded, not acted on.
+    Ingest {
+        /// Days without activity after which an open case is stale (0: never).
+        #[arg(long, default_value_t = crate::thread::state::DEFAULT_STALE_DAYS)]
+        stale_days: i64,
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+    },
+    /// List cases: the open ones, or those in one state, or all.
+    Cases {
+        /// A JSON array of case objects.
+        #[arg(long)]
+        json: bool,
+        /// `open` (the default), `all`, or a state: reported, discussed,
+        /// retest-requested, retest-done, fix-posted, resolved, invalid,
+        /// duplicate, stale, informational.
+        #[arg(long, default_value = "open")]
+        state: String,
+    },
+    /// One case with its facts and the timeline of its events.
+    Case {
+        id: i64,
+        /// The case as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// The store used when neither `--db` nor a config names one.
+pub const DEFAULT_DB: &str = "lkpbot.db";
+
+/// The wall clock, read here at the edge and passed down as a value.
+fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
 }
 
 /// An error with the exit code it maps to.
@@ -58,8 +95,14 @@ impl Failure {
 }
 
 pub fn run(cli: Cli) -> Result<(), Failure> {
+    let db = cli.db.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_DB));
     match cli.command {
         Command::Classify { json, paths } => classify_paths(&paths, json),
+        Command::Ingest { stale_days, paths } => {
+            crate::cli_cases::ingest(&db, &paths, (stale_days > 0).then_some(stale_days), now())
+        }
+        Command::Cases { json, state } => crate::cli_cases::list(&db, &state, json, now()),
+        Command::Case { id, json } => crate::cli_cases::show(&db, id, json, now()),
     }
 }
 

@@ -9,8 +9,12 @@
 
 pub mod classify;
 pub mod cli;
+pub mod cli_cases;
 pub mod commands;
+pub mod engine;
 pub mod mail;
 pub mod model;
 pub mod source;
+pub mod store;
 pub mod thread;
+pub mod view;

@@ -10,9 +10,15 @@ mod classify;
 mod cli;
 /// The real archive `../shared/corpus/lkp-threads.mbox`.
 mod corpus;
+/// `ingest` over the real archive, and the `ingest`/`cases`/`case` commands.
+mod ingest;
 /// Random and mutated mail must never panic the parser or the classifier.
 mod props;
 /// The five seed mails the product started from.
 mod seeds;
+/// The store on a real SQLite file: migrations, uniqueness, kept bytes.
+mod store;
+/// Thread scenarios: small mboxes of report threads through the engine.
+mod thread;
 /// Architecture invariants (ARCHITECTURE.md, "Invariants").
 mod tidy;

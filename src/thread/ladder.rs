@@ -282,6 +282,9 @@ pub fn events_for(m: &Incoming, at: i64) -> Vec<Event> {
                 e.verdict = r.verdict;
                 e.fix_commit = Some(r.fix.sha.as_ref().map_or_else(|| r.fix.short.clone(), |s| s.to_string()));
                 e.note = Some(retest_note(r.verdict, &r.metric));
+            } else {
+                e.verdict = m.prose_verdict;
+                e.note = Some(retest_note(m.prose_verdict, "as the reply says; no table"));
             }
             vec![e]
         }

@@ -18,7 +18,7 @@ use serde::Serialize;
 
 use crate::classify::{Classified, Kind};
 use crate::mail::{Mail, quote};
-use crate::model::{Direction, MessageId};
+use crate::model::{Direction, MessageId, Verdict};
 pub use ladder::decide;
 pub use state::{CaseKind, CaseState, Event, EventKind, Progress, replay, stale_times, transition};
 
@@ -84,6 +84,9 @@ pub struct Incoming {
     /// bad column of a retest table.
     pub commits: Vec<String>,
     pub subject_key: Option<String>,
+    /// A retest result without a table ("yes, this fixed the issue we
+    /// reported", `Tested-by:`): the verdict its prose states.
+    pub prose_verdict: Option<Verdict>,
     /// What went wrong reading or classifying it.
     pub problems: Vec<String>,
 }
@@ -203,10 +206,15 @@ impl Incoming {
         let mut links = Vec::new();
         let mut commits: Vec<String> = Vec::new();
         let mut subject_key = None;
+        let mut prose_verdict = None;
         // Unrelated mail is attached by its references or not at all, so
         // its text is not read again.
         if classified.kind != Kind::Unrelated {
-            links = keys::link_ids(&quote::unquoted(&mail.body));
+            let own = quote::unquoted(&mail.body);
+            links = keys::link_ids(&own);
+            if classified.kind == Kind::RetestResult && classified.retests.is_empty() {
+                prose_verdict = crate::classify::retest::prose_verdict(&own);
+            }
             if let Some(f) = &classified.fix {
                 for id in &f.closes {
                     if !links.contains(id) {
@@ -235,6 +243,7 @@ impl Incoming {
             links,
             commits,
             subject_key,
+            prose_verdict,
             problems,
         }
     }

@@ -1,0 +1,165 @@
+//! The store-backed commands of the CLI: `ingest`, `cases`, `case`.
+//! Builds the runtime, the store and the progress bar, and maps failures
+//! to exit codes like the rest of `cli` (1 usage, 2 run-time).
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::classify::ClassifyConfig;
+use crate::cli::Failure;
+use crate::engine::{Engine, IngestStats};
+use crate::store::{CaseFilter, Store};
+use crate::thread::{CaseId, CaseState};
+use crate::view;
+
+fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::runtime(anyhow::Error::new(e).context("cannot start the async runtime")))
+}
+
+async fn open(db: &Path) -> Result<Store, Failure> {
+    Store::open(db).await.with_context(|| format!("cannot open store at {}", db.display())).map_err(Failure::runtime)
+}
+
+fn write_stdout(text: &str) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(Failure::runtime(anyhow::Error::new(e).context("cannot write to stdout")))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// `lkpbot ingest PATH...`
+pub fn ingest(db: &Path, paths: &[PathBuf], stale_days: Option<i64>, now: i64) -> Result<(), Failure> {
+    let rt = runtime()?;
+    let (stats, failed) = rt.block_on(async {
+        let mut store = open(db).await?;
+        let mut engine = Engine::new(&mut store, ClassifyConfig::default(), now);
+        let total: u64 = paths.iter().map(|p| crate::source::size_hint(p)).sum();
+        let bar = progress_bar(total);
+        let mut done_bytes = 0;
+        let mut failed = Vec::new();
+        for path in paths {
+            let mut on_progress = |p: crate::engine::Progress| {
+                if let Some(b) = &bar {
+                    b.set_position(done_bytes + p.offset.unwrap_or(0));
+                    if p.messages.is_multiple_of(256) {
+                        b.set_message(format!("{} messages", p.messages));
+                    }
+                }
+            };
+            let r = engine.ingest_path(path, &mut on_progress).await;
+            match r
+                .with_context(|| format!("cannot store messages from {}", path.display()))
+                .map_err(Failure::runtime)?
+            {
+                None => {}
+                Some(e) => {
+                    if let Some(b) = &bar {
+                        b.suspend(|| eprintln!("lkpbot: {e}"));
+                    } else {
+                        eprintln!("lkpbot: {e}");
+                    }
+                    failed.push(path.display().to_string());
+                }
+            }
+            done_bytes += crate::source::size_hint(path);
+        }
+        let stats = engine.finish(stale_days).await.context("cannot finish the import").map_err(Failure::runtime)?;
+        if let Some(b) = bar {
+            b.finish_and_clear();
+        }
+        Ok::<_, Failure>((stats, failed))
+    })?;
+    write_stdout(&summary(&stats))?;
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure::usage(anyhow::anyhow!("could not read: {}", failed.join(", "))))
+    }
+}
+
+/// A progress bar on stderr, only when stderr is a terminal.
+fn progress_bar(total: u64) -> Option<ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = if total > 0 { ProgressBar::new(total) } else { ProgressBar::new_spinner() };
+    let style = ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} {msg}")
+        .unwrap_or_else(|_| ProgressStyle::default_bar());
+    bar.set_style(style);
+    Some(bar)
+}
+
+/// The summary `ingest` prints.
+pub fn summary(s: &IngestStats) -> String {
+    let rows = [
+        ("messages read", s.read),
+        ("new", s.new),
+        ("duplicates", s.duplicates),
+        ("reports", s.reports),
+        ("  of which build summaries", s.build_summaries),
+        ("cases opened", s.cases_opened),
+        ("messages attached", s.attached),
+        ("problems", s.problems),
+    ];
+    let mut out = String::new();
+    for (label, n) in rows {
+        out.push_str(&format!("{label:<28}{n:>8}\n"));
+    }
+    if s.unreadable_sources > 0 {
+        out.push_str(&format!("{:<28}{:>8}\n", "unreadable sources", s.unreadable_sources));
+    }
+    out
+}
+
+fn parse_filter(state: &str) -> Result<CaseFilter, Failure> {
+    match state {
+        "open" => Ok(CaseFilter::Open),
+        "all" => Ok(CaseFilter::All),
+        s => CaseState::parse(s).map(CaseFilter::State).ok_or_else(|| {
+            let names: Vec<&str> = CaseState::ALL.iter().map(|s| s.as_str()).collect();
+            Failure::usage(anyhow::anyhow!("unknown state {s:?}: use open, all, or one of {}", names.join(", ")))
+        }),
+    }
+}
+
+/// `lkpbot cases [--json] [--state S]`
+pub fn list(db: &Path, state: &str, json: bool, now: i64) -> Result<(), Failure> {
+    let filter = parse_filter(state)?;
+    let rt = runtime()?;
+    let cases = rt.block_on(async {
+        let mut store = open(db).await?;
+        store.cases(filter, json).await.context("cannot list cases").map_err(Failure::runtime)
+    })?;
+    if json {
+        let all: Vec<serde_json::Value> = cases.iter().map(view::case_json).collect();
+        write_stdout(&format!("{}\n", serde_json::Value::Array(all)))
+    } else {
+        write_stdout(&view::cases_table(&cases, now))
+    }
+}
+
+/// `lkpbot case ID [--json]`
+pub fn show(db: &Path, id: i64, json: bool, now: i64) -> Result<(), Failure> {
+    let rt = runtime()?;
+    let case = rt.block_on(async {
+        let mut store = open(db).await?;
+        store.case(CaseId(id)).await.context("cannot read the case").map_err(Failure::runtime)
+    })?;
+    let Some(case) = case else {
+        return Err(Failure::usage(anyhow::anyhow!("no case {id}")));
+    };
+    if json {
+        write_stdout(&format!("{}\n", view::case_json(&case)))
+    } else {
+        write_stdout(&view::case_timeline(&case, now))
+    }
+}

@@ -1,0 +1,223 @@
+//! The read side's output: cases as a table, one case as a timeline, and
+//! the `cases --json` contract (DESIGN.md, "Interfaces"). Pure: the time
+//! that ages are counted from arrives as `now`.
+
+use serde_json::{Value, json};
+
+use crate::classify::json::rfc3339;
+use crate::model::MessageId;
+use crate::store::CaseRecord;
+use crate::thread::{CaseKind, replay};
+
+/// Where a message is archived.
+pub const ARCHIVE_BASE: &str = "https://lore.kernel.org/r/";
+
+pub fn archive_link(id: &MessageId) -> String {
+    format!("{ARCHIVE_BASE}{id}")
+}
+
+/// The commit as `{sha, short, subject}`: `sha` only when full.
+fn commit_json(c: &CaseRecord) -> Value {
+    let f = &c.view.facts;
+    match &f.commit {
+        None => Value::Null,
+        Some(sha) => json!({
+            "sha": if sha.len() == 40 { Value::String(sha.clone()) } else { Value::Null },
+            "short": sha.get(..10).unwrap_or(sha),
+            "subject": f.commit_subject,
+        }),
+    }
+}
+
+/// The headline as the report stated it, else what the case row keeps.
+fn headline_json(c: &CaseRecord) -> Value {
+    if let Some(h) = c.report_facts.as_ref().and_then(|f| f.get("headline")).filter(|h| !h.is_null()) {
+        return h.clone();
+    }
+    let f = &c.view.facts;
+    match &f.metric {
+        None => Value::Null,
+        Some(m) => json!({"metric": m, "change_pct": f.change_pct, "direction": f.direction}),
+    }
+}
+
+/// One case as the contract's object: `id`, `state`, `kind`, `title`,
+/// `report_message_id`, `commit`, `testcase`, `headline`, `messages`,
+/// `events` (each `at`, `kind`, `message_id`) and `related`, then more.
+pub fn case_json(c: &CaseRecord) -> Value {
+    let f = &c.view.facts;
+    let (_, steps) = replay(f.kind, &c.events);
+    let events: Vec<Value> = steps
+        .iter()
+        .map(|(e, state)| {
+            json!({
+                "at": rfc3339(e.at),
+                "kind": e.kind.as_str(),
+                "message_id": e.message_id,
+                "state": state.as_str(),
+                "verdict": e.verdict,
+                "fix_commit": e.fix_commit,
+                "note": e.note,
+            })
+        })
+        .collect();
+    json!({
+        "id": c.view.id.0,
+        "state": c.view.state.as_str(),
+        "kind": f.kind.as_str(),
+        "title": f.title,
+        "report_message_id": f.report_message_id,
+        "commit": commit_json(c),
+        "testcase": f.testcase,
+        "headline": headline_json(c),
+        "messages": c.messages.iter().map(|m| &m.message_id).collect::<Vec<_>>(),
+        "events": events,
+        "related": c.related.iter().map(|(id, _)| id.0).collect::<Vec<_>>(),
+        "relations": c.related.iter().map(|(id, r)| json!({"id": id.0, "relation": r.as_str()})).collect::<Vec<_>>(),
+        "tree": f.tree,
+        "branch": f.branch,
+        "signature": f.signature,
+        "opened_at": rfc3339(f.opened_at),
+        "updated_at": rfc3339(c.updated_at),
+        "verdict": c.verdict,
+        "fix_commit": c.fix_commit,
+        "fix_message_id": c.fix_message_id,
+        "link": archive_link(&f.report_message_id),
+    })
+}
+
+/// `5h`, `12d`, `3y`: how long ago, coarsely.
+pub fn age(seconds: i64) -> String {
+    let s = seconds.max(0);
+    match s {
+        s if s < 3600 => format!("{}m", s / 60),
+        s if s < 86_400 => format!("{}h", s / 3600),
+        s if s < 2 * 365 * 86_400 => format!("{}d", s / 86_400),
+        s => format!("{}y", s / (365 * 86_400)),
+    }
+}
+
+/// What the case measures: the metric with its change, else the signature.
+pub fn what(c: &CaseRecord) -> String {
+    let f = &c.view.facts;
+    match (&f.metric, f.change_pct) {
+        (Some(m), Some(p)) => format!("{m} {p:+}%"),
+        (Some(m), None) => m.clone(),
+        _ => f.signature.clone().unwrap_or_else(|| match f.kind {
+            CaseKind::Build => "build".into(),
+            _ => "-".into(),
+        }),
+    }
+}
+
+fn cut(s: &str, width: usize) -> String {
+    if s.chars().count() <= width {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(width.saturating_sub(3)).collect();
+    out.push_str("...");
+    out
+}
+
+fn short_commit(c: &CaseRecord) -> String {
+    c.view.facts.commit.as_deref().map_or("-".into(), |s| s.get(..10).unwrap_or(s).to_string())
+}
+
+/// The `cases` table: id, state, age, metric and change, commit, title.
+pub fn cases_table(cases: &[CaseRecord], now: i64) -> String {
+    let mut out =
+        format!("{:>5}  {:<16}  {:>4}  {:<44}  {:<10}  {}\n", "ID", "STATE", "AGE", "WHAT", "COMMIT", "TITLE");
+    for c in cases {
+        out.push_str(&format!(
+            "{:>5}  {:<16}  {:>4}  {:<44}  {:<10}  {}\n",
+            c.view.id.0,
+            c.view.state.as_str(),
+            age(now - c.view.facts.opened_at),
+            cut(&what(c), 44),
+            short_commit(c),
+            cut(&c.view.facts.title, 90),
+        ));
+    }
+    out
+}
+
+/// `case ID`: the facts, then every event with the state it led to.
+pub fn case_timeline(c: &CaseRecord, now: i64) -> String {
+    let f = &c.view.facts;
+    let mut out = format!("case {}  {}  {}\n", c.view.id.0, c.view.state.as_str(), f.kind.as_str());
+    out.push_str(&format!("title:    {}\n", f.title));
+    out.push_str(&format!("report:   {}\n", archive_link(&f.report_message_id)));
+    if let Some(sha) = &f.commit {
+        let subject = f.commit_subject.as_ref().map_or(String::new(), |s| format!(" (\"{s}\")"));
+        out.push_str(&format!("commit:   {sha}{subject}\n"));
+    }
+    let place = [f.tree.as_deref(), f.branch.as_deref()].into_iter().flatten().collect::<Vec<_>>().join(":");
+    if !place.is_empty() {
+        out.push_str(&format!("tree:     {place}\n"));
+    }
+    out.push_str(&format!("test:     {}  {}\n", f.testcase.as_deref().unwrap_or("-"), what(c)));
+    out.push_str(&format!(
+        "opened:   {} ({} ago), last activity {}\n",
+        day_time(f.opened_at),
+        age(now - f.opened_at),
+        day_time(c.updated_at)
+    ));
+    if let Some(v) = c.verdict {
+        let fix = c.fix_commit.as_ref().map_or(String::new(), |x| format!(" (fix {x})"));
+        out.push_str(&format!("verdict:  {}{fix}\n", v.as_str()));
+    }
+    if let Some(m) = &c.fix_message_id {
+        out.push_str(&format!("fix:      {}\n", archive_link(m)));
+    }
+    if !c.related.is_empty() {
+        let rel: Vec<String> = c.related.iter().map(|(id, r)| format!("#{} ({})", id.0, r.as_str())).collect();
+        out.push_str(&format!("related:  {}\n", rel.join(", ")));
+    }
+    out.push_str("\ntimeline:\n");
+    let (_, steps) = replay(f.kind, &c.events);
+    for (e, state) in steps {
+        let mut line = format!("  {}  {:<16} -> {:<16}", day_time(e.at), e.kind.as_str(), state.as_str());
+        if let Some(m) = e.message_id.as_ref().and_then(|id| c.messages.iter().find(|m| &m.message_id == id)) {
+            let from = m.from.as_deref().unwrap_or("?");
+            line.push_str(&format!("  {from}: {}", cut(&m.subject, 70)));
+        }
+        if let Some(v) = e.verdict {
+            line.push_str(&format!("  [{}]", v.as_str()));
+        }
+        if let Some(n) = e.note.as_ref().filter(|_| e.verdict.is_none()) {
+            line.push_str(&format!("  [{}]", cut(n, 60)));
+        }
+        out.push_str(&line);
+        out.push('\n');
+        if let Some(id) = &e.message_id {
+            out.push_str(&format!("      {}\n", archive_link(id)));
+        }
+    }
+    out
+}
+
+/// `YYYY-MM-DD HH:MM` (UTC).
+fn day_time(ts: i64) -> String {
+    let s = rfc3339(ts);
+    format!("{} {}", s.get(..10).unwrap_or(&s), s.get(11..16).unwrap_or(""))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ages() {
+        assert_eq!(age(59), "0m");
+        assert_eq!(age(7200), "2h");
+        assert_eq!(age(12 * 86_400), "12d");
+        assert_eq!(age(3 * 365 * 86_400), "3y");
+        assert_eq!(age(-5), "0m");
+    }
+
+    #[test]
+    fn cut_marks_what_it_drops() {
+        assert_eq!(cut("abcdef", 10), "abcdef");
+        assert_eq!(cut("abcdefghijkl", 8), "abcde...");
+    }
+}

@@ -1,0 +1,165 @@
+//! The store on a real SQLite file in a temp dir: schema migrations, WAL,
+//! uniqueness by Message-ID, which raw bytes are kept, and the table
+//! checksums the idempotency tests rely on.
+
+use lkpbot::model::MessageId;
+use lkpbot::store::{Store, StoreError, rows::MessageRow, schema_version};
+use sqlx::Connection;
+
+use crate::thread::{block_on, fixture_messages, ingest_into};
+
+fn plain(id: &str, reply_to: Option<&str>) -> Vec<u8> {
+    let refs = reply_to.map_or(String::new(), |p| format!("In-Reply-To: <{p}>\nReferences: <{p}>\n"));
+    format!(
+        "From: Someone <someone@example.org>\nTo: list@vger.kernel.org\nSubject: {}\n\
+         Date: Mon, 1 Jun 2026 10:00:00 +0000\nMessage-ID: <{id}>\n{refs}\nJust list traffic.\n",
+        if reply_to.is_some() { "Re: [PATCH] net: tidy" } else { "[PATCH] net: tidy" }
+    )
+    .into_bytes()
+}
+
+fn row(id: &str) -> MessageRow {
+    MessageRow {
+        message_id: id.into(),
+        kind: "unrelated",
+        subject: "s".into(),
+        from_addr: None,
+        date: Some(0),
+        problems: 0,
+    }
+}
+
+#[test]
+fn opens_a_file_in_wal_mode_and_migrates_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lkpbot.db");
+    block_on(async {
+        let mut store = Store::open(&path).await.unwrap();
+        let mut tx = store.begin().await.unwrap();
+        assert_eq!(tx.insert_messages(&[row("a@x"), row("b@x")]).await.unwrap(), 2);
+        tx.commit().await.unwrap();
+        assert!(dir.path().join("lkpbot.db-wal").exists(), "no WAL file beside the store");
+        drop(store);
+        // Reopening applies nothing again and keeps the data.
+        let mut store = Store::open(&path).await.unwrap();
+        let stats = store.table_stats().await.unwrap();
+        assert_eq!(stats.iter().find(|s| s.table == "messages").unwrap().rows, 2);
+    });
+}
+
+#[test]
+fn a_store_from_a_newer_lkpbot_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lkpbot.db");
+    block_on(async {
+        drop(Store::open(&path).await.unwrap());
+        let url = format!("sqlite://{}", path.display());
+        let mut conn = sqlx::SqliteConnection::connect(&url).await.unwrap();
+        sqlx::query("INSERT INTO schema_migrations (version, name) VALUES ($1, 'future')")
+            .bind(schema_version() + 1)
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        conn.close().await.unwrap();
+        match Store::open(&path).await {
+            Err(StoreError::TooNew { found, known }) => {
+                assert_eq!((found, known), (schema_version() + 1, schema_version()))
+            }
+            Err(e) => panic!("unexpected error: {e}"),
+            Ok(_) => panic!("a newer schema was accepted"),
+        }
+    });
+}
+
+#[test]
+fn messages_are_unique_by_message_id() {
+    block_on(async {
+        let mut store = Store::open_in_memory().await.unwrap();
+        let mut tx = store.begin().await.unwrap();
+        assert_eq!(tx.insert_messages(&[row("a@x")]).await.unwrap(), 1);
+        assert_eq!(tx.insert_messages(&[row("a@x"), row("b@x")]).await.unwrap(), 1);
+        let known = tx.known(&["a@x", "b@x", "c@x"]).await.unwrap();
+        assert_eq!(known.len(), 2);
+        assert!(known.values().all(Vec::is_empty));
+        tx.commit().await.unwrap();
+    });
+}
+
+/// Raw bytes are kept for case messages and for replies waiting for an
+/// unknown parent; when the parent turns out to be list traffic, the
+/// reply's bytes go.
+#[test]
+fn raw_bytes_only_for_case_messages_and_waiting_replies() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lkpbot.db");
+    let mut msgs = fixture_messages("reply-chain");
+    msgs.push(plain("late-reply@example.org", Some("root@example.org")));
+    block_on(async {
+        let run = ingest_into(dir.path(), &msgs, true).await;
+        assert_eq!(run.stats.new, 5);
+        let mut store = Store::open(&path).await.unwrap();
+        for m in &run.cases[0].messages {
+            assert!(store.raw_message(&m.message_id).await.unwrap().is_some(), "{} has no raw bytes", m.message_id);
+        }
+        let waiting = MessageId::new("late-reply@example.org").unwrap();
+        assert!(store.raw_message(&waiting).await.unwrap().is_some(), "a waiting reply lost its bytes");
+        drop(store);
+        // The parent arrives and is list traffic: nothing is waiting any more.
+        ingest_into(dir.path(), &[plain("root@example.org", None)], true).await;
+        let mut store = Store::open(&path).await.unwrap();
+        assert_eq!(store.raw_message(&waiting).await.unwrap(), None);
+        assert_eq!(store.raw_message(&MessageId::new("root@example.org").unwrap()).await.unwrap(), None);
+        let stats = store.table_stats().await.unwrap();
+        let rows = |t: &str| stats.iter().find(|s| s.table == t).unwrap().rows;
+        assert_eq!(rows("raw_messages"), 4);
+        assert_eq!(rows("pending_refs"), 0);
+        assert_eq!(rows("messages"), 6);
+    });
+}
+
+/// The checksums the idempotency tests compare do see a changed value.
+#[test]
+fn table_stats_see_every_change() {
+    block_on(async {
+        let mut store = Store::open_in_memory().await.unwrap();
+        let mut tx = store.begin().await.unwrap();
+        tx.insert_messages(&[row("a@x")]).await.unwrap();
+        tx.commit().await.unwrap();
+        let before = store.table_stats().await.unwrap();
+        let mut tx = store.begin().await.unwrap();
+        tx.insert_raw(&MessageId::new("a@x").unwrap(), b"bytes").await.unwrap();
+        tx.commit().await.unwrap();
+        let after = store.table_stats().await.unwrap();
+        let changed: Vec<&str> = before.iter().zip(&after).filter(|(a, b)| a != b).map(|(a, _)| a.table).collect();
+        assert_eq!(changed, ["raw_messages"]);
+        let mut tx = store.begin().await.unwrap();
+        tx.drop_raw_if_unneeded(&MessageId::new("a@x").unwrap()).await.unwrap();
+        tx.insert_raw(&MessageId::new("a@x").unwrap(), b"other").await.unwrap();
+        tx.commit().await.unwrap();
+        let again = store.table_stats().await.unwrap();
+        let raw = |s: &[lkpbot::store::TableStat]| s.iter().find(|x| x.table == "raw_messages").unwrap().clone();
+        assert_eq!(raw(&again).rows, raw(&after).rows);
+        assert_ne!(raw(&again).checksum, raw(&after).checksum);
+    });
+}
+
+/// ARCHITECTURE.md: only `store` speaks SQL, and `thread` never reaches
+/// for the store.
+#[test]
+fn only_the_store_speaks_sql() {
+    let src = crate::util::repo().join("src");
+    let files = crate::util::files_with_suffix(&src, ".rs");
+    assert!(files.len() > 20);
+    let mut bad = Vec::new();
+    for f in files {
+        let rel = f.strip_prefix(&src).unwrap().to_string_lossy().replace('\\', "/");
+        let text = std::fs::read_to_string(&f).unwrap();
+        if !rel.starts_with("store/") && text.contains("sqlx") {
+            bad.push(format!("{rel} mentions sqlx"));
+        }
+        if rel.starts_with("thread/") && text.contains("crate::store") {
+            bad.push(format!("{rel} uses the store"));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}

@@ -1,0 +1,254 @@
+//! Thread scenarios: small mbox fixtures in `fixtures/threads/`, ingested
+//! into a store file through the engine (with the stale sweep off, at a
+//! fixed `NOW`), then the cases they make are checked. Each test draws the
+//! shape of its fixture: `<-` points from a reply to what it answers.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use lkpbot::classify::ClassifyConfig;
+use lkpbot::engine::{Engine, IngestStats};
+use lkpbot::model::Verdict;
+use lkpbot::store::{CaseFilter, CaseRecord, Store};
+use lkpbot::thread::{CaseKind, CaseState, EventKind, Relation, Strategy};
+
+use crate::util;
+
+/// 2027-01-15: after every fixture message.
+pub const NOW: i64 = 1_800_000_000;
+
+pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(f)
+}
+
+/// The messages of `fixtures/threads/NAME.mbox`, in file order.
+pub fn fixture_messages(name: &str) -> Vec<Vec<u8>> {
+    let path = util::fixtures().join("threads").join(format!("{name}.mbox"));
+    let msgs: Vec<Vec<u8>> = lkpbot::source::open(&path).unwrap().map(|m| m.unwrap().bytes).collect();
+    assert!(!msgs.is_empty(), "{} holds no message", path.display());
+    msgs
+}
+
+pub struct Run {
+    pub stats: IngestStats,
+    pub cases: Vec<CaseRecord>,
+}
+
+/// Ingests `msgs` into a fresh store file in `dir`; with `flush_each`,
+/// every message is its own transaction (so a reply that came early waits
+/// in the store, not in the batch).
+pub async fn ingest_into(dir: &Path, msgs: &[Vec<u8>], flush_each: bool) -> Run {
+    let mut store = Store::open(&dir.join("lkpbot.db")).await.unwrap();
+    let mut engine = Engine::new(&mut store, ClassifyConfig::default(), NOW);
+    for m in msgs {
+        engine.push(m.clone()).await.unwrap();
+        if flush_each {
+            engine.flush().await.unwrap();
+        }
+    }
+    let stats = engine.finish(None).await.unwrap();
+    let cases = store.cases(CaseFilter::All, true).await.unwrap();
+    Run { stats, cases }
+}
+
+pub fn ingest(msgs: &[Vec<u8>], flush_each: bool) -> Run {
+    let dir = tempfile::tempdir().unwrap();
+    block_on(ingest_into(dir.path(), msgs, flush_each))
+}
+
+fn message_ids(c: &CaseRecord) -> BTreeSet<String> {
+    c.messages.iter().map(|m| m.message_id.to_string()).collect()
+}
+
+fn event_kinds(c: &CaseRecord) -> Vec<(EventKind, Option<String>)> {
+    let mut ev: Vec<_> =
+        c.events.iter().map(|e| (e.at, e.kind, e.message_id.as_ref().map(|m| m.to_string()))).collect();
+    ev.sort();
+    ev.into_iter().map(|(_, k, m)| (k, m)).collect()
+}
+
+fn ids(list: &[&str]) -> BTreeSet<String> {
+    list.iter().map(|s| s.to_string()).collect()
+}
+
+/// ```text
+/// R  202603051000.aaaa0001-lkp@intel.com   perf regression (robot)
+/// <- A  aaaa0002@example.org     References: R            (discussion)
+///    <- B  aaaa0003@example.com  In-Reply-To: A only      (unrelated alone)
+///       <- C  aaaa0004@example.org  References: A B       (unrelated alone)
+/// ```
+/// Every reply joins R's case through its references, at any depth, even
+/// when the classifier, seeing one message, calls it unrelated.
+#[test]
+fn reply_chain_joins_one_case() {
+    let run = ingest(&fixture_messages("reply-chain"), false);
+    assert_eq!(run.stats.cases_opened, 1);
+    assert_eq!(run.stats.attached, 3);
+    let [case] = run.cases.as_slice() else { panic!("one case expected, got {}", run.cases.len()) };
+    assert_eq!(case.view.facts.kind, CaseKind::PerfRegression);
+    assert_eq!(case.view.facts.commit.as_deref(), Some("1234567890abcdef1234567890abcdef12345678"));
+    assert_eq!(case.view.facts.metric.as_deref(), Some("will-it-scale.per_process_ops"));
+    assert_eq!(case.view.state, CaseState::Discussed);
+    assert_eq!(
+        message_ids(case),
+        ids(&[
+            "202603051000.aaaa0001-lkp@intel.com",
+            "aaaa0002@example.org",
+            "aaaa0003@example.com",
+            "aaaa0004@example.org"
+        ])
+    );
+    let strategies: BTreeSet<Strategy> = case.messages.iter().map(|m| m.strategy).collect();
+    assert_eq!(strategies, [Strategy::Report, Strategy::References].into_iter().collect());
+    let kinds: Vec<EventKind> = event_kinds(case).into_iter().map(|(k, _)| k).collect();
+    assert_eq!(kinds, [EventKind::Reported, EventKind::Discussion, EventKind::Discussion, EventKind::Discussion]);
+}
+
+/// The same four messages as `reply_chain_joins_one_case`, arriving last
+/// to first (C, B, A, R): each reply waits for its parent and joins the
+/// case when R arrives. Within one transaction and with a transaction per
+/// message, the case ends exactly as with the archive in order.
+#[test]
+fn out_of_order_arrival_ends_as_in_order() {
+    let msgs = fixture_messages("reply-chain");
+    let in_order = ingest(&msgs, false);
+    let reversed: Vec<Vec<u8>> = msgs.iter().rev().cloned().collect();
+    for flush_each in [false, true] {
+        let run = ingest(&reversed, flush_each);
+        assert_eq!(run.stats.cases_opened, 1, "flush_each={flush_each}");
+        assert_eq!(run.stats.attached, 3, "flush_each={flush_each}");
+        let [case] = run.cases.as_slice() else { panic!("one case expected") };
+        let [want] = in_order.cases.as_slice() else { panic!("one case expected") };
+        assert_eq!(message_ids(case), message_ids(want), "flush_each={flush_each}");
+        assert_eq!(event_kinds(case), event_kinds(want), "flush_each={flush_each}");
+        assert_eq!(case.view.state, want.view.state);
+    }
+}
+
+/// ```text
+/// R  202605111200.cccc0001-lkp@intel.com        functional (robot)
+/// F  [PATCH] xfs: check the inode log item ...  new thread; Closes: .../oe-lkp/<R>
+/// <- G  cccc0003@example.com                    References: F ("Looks good")
+/// ```
+/// The fix joins by its `Closes:` link and the case goes to fix-posted;
+/// the review of the fix follows it into the case by reference.
+#[test]
+fn fix_patch_with_closes_joins_its_report() {
+    let run = ingest(&fixture_messages("fix-closes"), false);
+    let [case] = run.cases.as_slice() else { panic!("one case expected, got {}", run.cases.len()) };
+    assert_eq!(case.view.facts.kind, CaseKind::Functional);
+    assert_eq!(case.view.facts.signature.as_deref(), Some("BUG:kernel_NULL_pointer_dereference,address"));
+    assert_eq!(case.view.state, CaseState::FixPosted);
+    assert_eq!(
+        case.fix_message_id.as_ref().map(|m| m.to_string()).as_deref(),
+        Some("20260512020000.cccc0002@example.org")
+    );
+    let fix = case.messages.iter().find(|m| m.message_id.as_str() == "20260512020000.cccc0002@example.org").unwrap();
+    assert_eq!(fix.strategy, Strategy::Link);
+    let review = case.messages.iter().find(|m| m.message_id.as_str() == "cccc0003@example.com").unwrap();
+    assert_eq!(review.strategy, Strategy::References);
+}
+
+/// ```text
+/// R  202604071400.bbbb0001-lkp@intel.com   perf regression (robot)
+/// <- Q  bbbb0002@example.net   "Could you please test this patch on top?"
+///    <- T  bbbb0003-lkp@intel.com  LKP reply: base / bad / 5566778899 (fixup), recovered
+/// ```
+#[test]
+fn retest_with_fixup_column_records_verdict_and_fix() {
+    let run = ingest(&fixture_messages("retest-fixup"), false);
+    let [case] = run.cases.as_slice() else { panic!("one case expected") };
+    assert_eq!(case.view.state, CaseState::RetestDone);
+    assert_eq!(case.verdict, Some(Verdict::Recovered));
+    assert_eq!(case.fix_commit.as_deref(), Some("5566778899"));
+    let kinds: Vec<EventKind> = event_kinds(case).into_iter().map(|(k, _)| k).collect();
+    assert_eq!(kinds, [EventKind::Reported, EventKind::RetestRequested, EventKind::RetestDone]);
+    let done = case.events.iter().find(|e| e.kind == EventKind::RetestDone).unwrap();
+    assert_eq!(done.message_id.as_ref().unwrap().as_str(), "bbbb0003-lkp@intel.com");
+    assert_eq!(done.verdict, Some(Verdict::Recovered));
+}
+
+/// ```text
+/// A  2b0f904a5a fio.read_bw_MBps -16.1% regression            "mm/cma: manage the memory ..."
+/// B  2b0f904a5a will-it-scale.per_thread_ops -7.7% regression  same commit, other testcase
+/// C  4405c5fd84 vm-scalability.throughput +26.5% improvement   same patch, rebased
+/// ```
+/// (The shape of seeds 000 and 001.) Three cases, linked, never merged:
+/// A-B by commit, A-C and B-C by patch; the improvement is informational.
+#[test]
+fn same_patch_under_two_shas_is_linked_not_merged() {
+    let run = ingest(&fixture_messages("same-patch-two-shas"), false);
+    assert_eq!(run.stats.cases_opened, 3);
+    let by_commit = |prefix: &str, kind| {
+        run.cases
+            .iter()
+            .find(|c| c.view.facts.commit.as_deref().unwrap().starts_with(prefix) && c.view.facts.kind == kind)
+            .unwrap()
+    };
+    let a = by_commit("2b0f904a5a", CaseKind::PerfRegression);
+    let c = by_commit("4405c5fd84", CaseKind::PerfImprovement);
+    let b = run.cases.iter().find(|x| x.view.facts.testcase.as_deref() == Some("will-it-scale")).unwrap();
+    assert_eq!(a.view.state, CaseState::Reported);
+    assert_eq!(c.view.state, CaseState::Informational);
+    assert_eq!(a.related, vec![(b.view.id, Relation::SameCommit), (c.view.id, Relation::SamePatch)]);
+    assert_eq!(c.related, vec![(a.view.id, Relation::SamePatch), (b.view.id, Relation::SamePatch)]);
+    assert_eq!(a.messages.len(), 1);
+    assert_eq!(c.messages.len(), 1);
+}
+
+/// ```text
+/// R   202606100800.EeEe0001-lkp@intel.com   build warning, from linux-acpi
+/// R'  the same Message-ID, from linux-pm (another List-Id, a list footer)
+/// <- D  eeee0002@example.org   References: R
+/// ```
+/// One message, one case; the second copy is a duplicate and changes
+/// nothing.
+#[test]
+fn duplicate_from_two_lists_is_one_message() {
+    let run = ingest(&fixture_messages("duplicate-two-lists"), false);
+    assert_eq!(run.stats.read, 3);
+    assert_eq!(run.stats.new, 2);
+    assert_eq!(run.stats.duplicates, 1);
+    let [case] = run.cases.as_slice() else { panic!("one case expected") };
+    assert_eq!(case.view.facts.kind, CaseKind::Build);
+    assert_eq!(message_ids(case), ids(&["202606100800.EeEe0001-lkp@intel.com", "eeee0002@example.org"]));
+    assert_eq!(case.events.len(), 2);
+}
+
+/// ```text
+/// R  20200203010000.ffff0001@shao2-debian  functional, [ext4] 7a7a7a7a7a: xfstests.generic.123.fail
+/// S  ffff0002@example.org   no References; "Re: [LKP] [ext4] 7a7a7a7a7a: ..."  -> subject rung
+/// Q  ffff0003@example.com   no References, another subject; quotes R's commit -> commit rung
+/// ```
+#[test]
+fn subject_and_commit_rungs_catch_replies_without_references() {
+    let run = ingest(&fixture_messages("subject-and-commit"), false);
+    let [case] = run.cases.as_slice() else { panic!("one case expected") };
+    let strategy = |id: &str| case.messages.iter().find(|m| m.message_id.as_str() == id).map(|m| m.strategy);
+    assert_eq!(strategy("ffff0002@example.org"), Some(Strategy::Subject));
+    assert_eq!(strategy("ffff0003@example.com"), Some(Strategy::Commit));
+    assert_eq!(case.view.state, CaseState::Discussed);
+}
+
+/// Every fixture, ingested twice into one store, changes no row the
+/// second time.
+#[test]
+fn fixtures_ingest_idempotently() {
+    let dir = tempfile::tempdir().unwrap();
+    let all: Vec<Vec<u8>> = util::files_with_suffix(&util::fixtures().join("threads"), ".mbox")
+        .iter()
+        .flat_map(|p| fixture_messages(p.file_stem().unwrap().to_str().unwrap()))
+        .collect();
+    block_on(async {
+        let first = ingest_into(dir.path(), &all, false).await;
+        assert!(first.stats.cases_opened >= 8);
+        let mut store = Store::open(&dir.path().join("lkpbot.db")).await.unwrap();
+        let before = store.table_stats().await.unwrap();
+        drop(store);
+        let second = ingest_into(dir.path(), &all, false).await.stats;
+        assert_eq!(second.new, 0);
+        assert_eq!(second.duplicates, all.len() as u64);
+        let mut store = Store::open(&dir.path().join("lkpbot.db")).await.unwrap();
+        assert_eq!(store.table_stats().await.unwrap(), before);
+    });
+}
