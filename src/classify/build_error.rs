@@ -61,6 +61,14 @@ pub struct BuildSummary {
 
 pub const MAX_ITEMS: usize = 50;
 
+/// Where a line sits while reading the diagnostics list.
+#[derive(Clone, Copy)]
+enum List {
+    None,
+    Marked,
+    Plain,
+}
+
 static OPENING: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
         r"(?i)(test\s+r\w{2,5}\s+noticed\s+the\s+following\s+build\s+(errors|warnings)",
@@ -123,7 +131,12 @@ fn level_of(opening: &str, subject_what: &str) -> Option<Level> {
     let s = subject_what.to_ascii_lowercase();
     if s.contains("error") || s.contains("undefined reference") || s.contains("multiple definition") {
         Some(Level::Error)
-    } else if s.contains("warning") || s.contains("sparse:") || s.contains("note:") {
+    } else if s.contains("warning")
+        || s.contains("warn:")
+        || s.contains("sparse:")
+        || s.contains("note:")
+        || s.contains("included more than once")
+    {
         Some(Level::Warning)
     } else {
         None
@@ -179,15 +192,31 @@ pub fn extract(text: &str, subject: &SubjectFacts, mail_subject: &str) -> Option
 
     let level = level_of(opening.map_or("", |m| m.as_str()), subject.what.as_deref().unwrap_or(mail_subject));
     let mut items = Vec::new();
-    let mut in_list = false;
+    // "All errors (new ones prefixed by >>):", "sparse warnings: (new ones
+    // prefixed by >>)": the `>>` lines below are the new diagnostics.
+    // smatch lists them plainly under "New smatch warnings:".
+    let mut list = List::None;
     for line in header.split('\n') {
-        if line.starts_with("All ") && line.contains("prefixed by >>") {
-            in_list = true;
+        let t = line.trim();
+        if t.contains("prefixed by >>") {
+            list = List::Marked;
             continue;
         }
-        if in_list && let Some(item) = line.strip_prefix(">>") {
-            let item = item.trim();
-            if !item.is_empty() && items.len() < MAX_ITEMS {
+        if t.ends_with("warnings:") && t.split_whitespace().count() <= 3 && !t.contains("prefixed") {
+            list = List::Plain;
+            continue;
+        }
+        let item = match list {
+            List::Marked => line.strip_prefix(">>").map(str::trim),
+            List::Plain if t.is_empty() => {
+                list = List::None;
+                None
+            }
+            List::Plain => Some(t),
+            List::None => None,
+        };
+        if let Some(item) = item.filter(|i| !i.is_empty()) {
+            if items.len() < MAX_ITEMS {
                 items.push(item.to_string());
             }
         }

@@ -180,8 +180,9 @@ static ALSO: LazyLock<Regex> = LazyLock::new(|| {
 static ALSO_CHANGE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)^(\S+?):\s+(\S+)\s+([+-]?\d+(?:\.\d+)?)%\s+(regression|improvement)").expect("static regex")
 });
-static PARAMS_HEADER_LINE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?m)^\s*([a-z_]+(?:/[a-z_]+)+):\s+(\S+)").expect("static regex"));
+static PARAMS_HEADER_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?m)^\s*([a-z_0-9]+(?:/[a-z_0-9]+)+):[ \t]*\n?[ \t]*([^\n]+)").expect("static regex")
+});
 
 /// Where a report's prose was found, and what it says.
 struct Prose {
@@ -305,7 +306,7 @@ fn params_header(text: &str) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     if let Some(c) = PARAMS_HEADER_LINE.captures(text) {
         let keys: Vec<&str> = c.get(1).map_or("", |m| m.as_str()).split('/').collect();
-        let vals: Vec<&str> = c.get(2).map_or("", |m| m.as_str()).split('/').collect();
+        let vals: Vec<&str> = c.get(2).map_or("", |m| m.as_str().trim()).split('/').collect();
         if keys.len() == vals.len() {
             for (k, v) in keys.into_iter().zip(vals) {
                 out.insert(k.to_string(), v.to_string());
