@@ -1,0 +1,352 @@
+//! Import benchmark (not a test): builds a large mbox (the corpus
+//! interleaved with synthetic, non-robot list traffic: patch threads with
+//! realistic headers, quoting and diffs) in a temp dir, then in the same
+//! run measures
+//!
+//! (a) the bare cost: split the mbox and MIME-parse every message with
+//!     mail-parser, nothing else;
+//! (b) the full `ingest` into a fresh store file, in a child process so its
+//!     peak memory (VmHWM) is its own;
+//!
+//! and, between the two, parsing and classifying alone (no store), which
+//! bounds what (b) can reach;
+//!
+//! and prints messages per second for both, their ratio and peak RSS.
+//! Targets: ingest >= 0.5x the bare rate, peak memory < 64 MiB.
+//!
+//! ```sh
+//! cargo run --release --example bench_ingest [-- TOTAL_MESSAGES [CORPUS.mbox]]
+//! BENCH_ARCHIVE=/tmp/big.mbox cargo run --release --example bench_ingest   # keep the archive
+//! ```
+
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use lkpbot::classify::ClassifyConfig;
+use lkpbot::engine::Engine;
+use lkpbot::store::Store;
+
+const DEFAULT_TOTAL: usize = 200_000;
+const DEFAULT_CORPUS: &str = "../shared/corpus/lkp-threads.mbox";
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("--child-ingest") {
+        child_ingest(Path::new(&args[2]), Path::new(&args[3]));
+        return;
+    }
+    let total: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(DEFAULT_TOTAL);
+    let corpus = PathBuf::from(args.get(2).map_or(DEFAULT_CORPUS, String::as_str));
+    let dir = tempfile::tempdir().expect("temp dir");
+    // BENCH_ARCHIVE=PATH keeps the generated archive there (to rerun
+    // `lkpbot ingest` on it, or to profile).
+    let mbox = std::env::var_os("BENCH_ARCHIVE").map_or_else(|| dir.path().join("archive.mbox"), PathBuf::from);
+
+    let t = Instant::now();
+    let written = build_archive(&corpus, &mbox, total);
+    let size = std::fs::metadata(&mbox).map(|m| m.len()).unwrap_or(0);
+    println!(
+        "archive: {written} messages, {:.1} MiB, built in {:.1}s ({})",
+        size as f64 / (1 << 20) as f64,
+        t.elapsed().as_secs_f64(),
+        mbox.display()
+    );
+
+    // (a) bare: mbox split + mail-parser, every message.
+    let t = Instant::now();
+    let mut n = 0u64;
+    let mut parsed = 0u64;
+    for raw in lkpbot::source::open(&mbox).expect("open archive") {
+        let raw = raw.expect("read archive");
+        n += 1;
+        if mail_parser::MessageParser::default().parse(raw.bytes.as_slice()).is_some() {
+            parsed += 1;
+        }
+    }
+    let bare_secs = t.elapsed().as_secs_f64();
+    let bare_rate = n as f64 / bare_secs;
+    println!("bare split+parse: {n} messages ({parsed} parsed) in {bare_secs:.2}s = {bare_rate:.0} msgs/s");
+
+    // For the record: what parsing and classifying alone cost (no store),
+    // the ceiling for (b).
+    let cfg = ClassifyConfig::default();
+    let t = Instant::now();
+    for raw in lkpbot::source::open(&mbox).expect("open archive") {
+        let raw = raw.expect("read archive");
+        std::hint::black_box(lkpbot::engine::prepare(&raw.bytes, &cfg));
+    }
+    let prep_secs = t.elapsed().as_secs_f64();
+    println!(
+        "split+parse+classify (lkpbot::mail, classify, no store): {prep_secs:.2}s = {:.0} msgs/s",
+        n as f64 / prep_secs
+    );
+
+    // (b) full ingest, in a child process.
+    let db = dir.path().join("lkpbot.db");
+    let t = Instant::now();
+    let out = std::process::Command::new(std::env::current_exe().expect("own path"))
+        .args(["--child-ingest", &mbox.to_string_lossy(), &db.to_string_lossy()])
+        .output()
+        .expect("run the ingest child");
+    let ingest_secs = t.elapsed().as_secs_f64();
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "ingest failed: {}", String::from_utf8_lossy(&out.stderr));
+    let field = |name: &str| -> f64 {
+        report.lines().find_map(|l| l.strip_prefix(name).map(|v| v.trim().parse().unwrap_or(0.0))).unwrap_or(0.0)
+    };
+    let in_process = field("seconds:");
+    let hwm_kib = field("vmhwm_kib:");
+    let ingest_rate = n as f64 / in_process;
+    print!("{}", report.lines().filter(|l| l.starts_with("  ")).map(|l| format!("{l}\n")).collect::<String>());
+    println!(
+        "full ingest: {n} messages in {in_process:.2}s ({ingest_secs:.2}s with process start) = {ingest_rate:.0} msgs/s"
+    );
+    let db_size: u64 = ["", "-wal"]
+        .iter()
+        .filter_map(|s| std::fs::metadata(format!("{}{s}", db.display())).ok())
+        .map(|m| m.len())
+        .sum();
+    println!("store: {:.1} MiB", db_size as f64 / (1 << 20) as f64);
+    println!("ratio ingest/bare: {:.2} (target >= 0.5)", ingest_rate / bare_rate);
+    println!("peak RSS of ingest: {:.1} MiB (target < 64 MiB)", hwm_kib / 1024.0);
+}
+
+/// The child: ingest one archive into a fresh store, then report the time
+/// spent and the peak resident memory of this process.
+fn child_ingest(mbox: &Path, db: &Path) {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    let t = Instant::now();
+    let stats = rt.block_on(async {
+        let mut store = Store::open(db).await.expect("open store");
+        let mut engine = Engine::new(&mut store, ClassifyConfig::default(), 1_800_000_000);
+        let failed = engine.ingest_path(mbox, &mut |_| {}).await.expect("ingest");
+        assert!(failed.is_none(), "archive not read to the end");
+        engine.finish(Some(30)).await.expect("finish")
+    });
+    println!("seconds: {}", t.elapsed().as_secs_f64());
+    for line in lkpbot::cli_cases::summary(&stats).lines() {
+        println!("  {line}");
+    }
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let hwm = status.lines().find_map(|l| l.strip_prefix("VmHWM:")).unwrap_or("0 kB");
+    println!("vmhwm_kib: {}", hwm.trim().trim_end_matches("kB").trim());
+}
+
+/// xorshift64*: a reproducible stream of numbers, no dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn pick<'a>(&mut self, v: &[&'a str]) -> &'a str {
+        v[self.below(v.len())]
+    }
+}
+
+const WORDS: &[&str] = &[
+    "the",
+    "lock",
+    "page",
+    "folio",
+    "queue",
+    "request",
+    "driver",
+    "memory",
+    "cgroup",
+    "inode",
+    "buffer",
+    "should",
+    "because",
+    "this",
+    "patch",
+    "series",
+    "fixes",
+    "when",
+    "we",
+    "allocate",
+    "free",
+    "under",
+    "pressure",
+    "race",
+    "with",
+    "writeback",
+    "path",
+    "reference",
+    "count",
+    "is",
+    "not",
+    "held",
+    "here",
+    "so",
+    "it",
+    "can",
+    "drop",
+    "before",
+    "callers",
+    "expect",
+    "that",
+    "nvme",
+    "block",
+    "device",
+    "mapping",
+    "table",
+    "after",
+    "update",
+];
+const SUBSYS: &[&str] = &["mm", "block", "xfs", "ext4", "net", "sched", "cgroup", "btrfs", "nvme", "io_uring", "acpi"];
+const PEOPLE: &[&str] = &[
+    "Alice Maintainer <alice@kernel.example>",
+    "Bob Developer <bob@corp.example>",
+    "Carol Reviewer <carol@uni.example>",
+    "Dan Hacker <dan@mail.example>",
+    "Eve Tester <eve@lab.example>",
+];
+
+fn sentence(r: &mut Rng, words: usize) -> String {
+    let mut s = String::new();
+    for i in 0..words {
+        if i > 0 {
+            s.push(' ');
+        }
+        s.push_str(r.pick(WORDS));
+    }
+    s
+}
+
+/// One synthetic list message: headers as a list server delivers them,
+/// a body of prose, quotes of the parent and, for patches, a diff.
+fn synthetic(r: &mut Rng, id: usize, thread: &[usize], subject: &str, day: usize) -> String {
+    let from = r.pick(PEOPLE);
+    let mut h = String::new();
+    for hop in 0..3 {
+        h.push_str(&format!(
+            "Received: from mx{hop}.example (mx{hop}.example [192.0.2.{}])\n\tby lists.example with ESMTPS id {:x}\n\tfor <list@vger.kernel.example>; Mon, {} Jan 2024 10:{:02}:00 +0000\n",
+            r.below(250),
+            r.next(),
+            day % 28 + 1,
+            id % 60
+        ));
+    }
+    h.push_str(&format!(
+        "DKIM-Signature: v=1; a=rsa-sha256; c=relaxed/relaxed; d=example; s=k1;\n\th=from:to:cc:subject:date:message-id; bh={:x}=;\n\tb={:x}{:x}{:x}=\n",
+        r.next(),
+        r.next(),
+        r.next(),
+        r.next()
+    ));
+    h.push_str(&format!("From: {from}\nTo: {}\nCc: list@vger.kernel.example\n", r.pick(PEOPLE)));
+    let reply = !thread.is_empty();
+    h.push_str(&format!("Subject: {}{subject}\n", if reply { "Re: " } else { "" }));
+    h.push_str(&format!("Date: Mon, {} Jan 2024 10:{:02}:{:02} +0000\n", day % 28 + 1, id % 60, id % 59));
+    h.push_str(&format!("Message-ID: <{id}.synthetic@mail.example>\n"));
+    if let Some(parent) = thread.last() {
+        h.push_str(&format!("In-Reply-To: <{parent}.synthetic@mail.example>\nReferences:"));
+        for a in thread {
+            h.push_str(&format!(" <{a}.synthetic@mail.example>\n"));
+        }
+    }
+    h.push_str("List-Id: <list.vger.kernel.example>\nMIME-Version: 1.0\nContent-Type: text/plain; charset=utf-8\nContent-Transfer-Encoding: 8bit\nUser-Agent: Mutt/2.2\n\n");
+    let mut b = String::new();
+    if reply {
+        b.push_str(&format!("On Mon, Jan 01, 2024, {from} wrote:\n"));
+        for _ in 0..(4 + r.below(12)) {
+            b.push_str(&format!("> {}\n", sentence(r, 10)));
+        }
+        b.push('\n');
+    }
+    for _ in 0..(2 + r.below(5)) {
+        for _ in 0..(2 + r.below(4)) {
+            b.push_str(&sentence(r, 11));
+            b.push('\n');
+        }
+        b.push('\n');
+    }
+    if !reply && r.below(3) > 0 {
+        b.push_str(&format!("Signed-off-by: {from}\n---\n"));
+        let file = format!("{}/{}.c", r.pick(SUBSYS), r.pick(WORDS));
+        b.push_str(&format!("diff --git a/{file} b/{file}\n--- a/{file}\n+++ b/{file}\n"));
+        for _ in 0..(1 + r.below(4)) {
+            b.push_str(&format!("@@ -{0},7 +{0},8 @@\n", r.below(900)));
+            for _ in 0..(6 + r.below(10)) {
+                let sign = ["+", "-", " "][r.below(3)];
+                b.push_str(&format!("{sign}\t{}({});\n", r.pick(WORDS), r.pick(WORDS)));
+            }
+        }
+    }
+    b.push_str("-- \nsignature\n");
+    format!("{h}{b}")
+}
+
+fn escape_from(body: &str, out: &mut impl Write) -> std::io::Result<()> {
+    for line in body.split_inclusive('\n') {
+        let gts = line.bytes().take_while(|&b| b == b'>').count();
+        if line[gts..].starts_with("From ") {
+            out.write_all(b">")?;
+        }
+        out.write_all(line.as_bytes())?;
+    }
+    Ok(())
+}
+
+/// Writes `total` messages: the corpus spread evenly through synthetic
+/// traffic (threads of one to seven messages, in order).
+fn build_archive(corpus: &Path, out: &Path, total: usize) -> usize {
+    let corpus_msgs: Vec<Vec<u8>> = match lkpbot::source::open(corpus) {
+        Ok(m) => m.filter_map(Result::ok).map(|m| m.bytes).collect(),
+        Err(e) => {
+            eprintln!("no corpus ({e}); synthetic mail only");
+            Vec::new()
+        }
+    };
+    let every = if corpus_msgs.is_empty() { usize::MAX } else { (total / corpus_msgs.len()).max(1) };
+    let mut w = BufWriter::with_capacity(1 << 20, std::fs::File::create(out).expect("create archive"));
+    let mut r = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut corpus_iter = corpus_msgs.iter();
+    let mut written = 0;
+    let mut next_id = 0;
+    let mut thread: Vec<usize> = Vec::new();
+    let mut thread_left = 0;
+    let mut subject = String::new();
+    while written < total {
+        let body = if written % every == 0
+            && let Some(m) = corpus_iter.next()
+        {
+            String::from_utf8_lossy(m).into_owned()
+        } else {
+            if thread_left == 0 {
+                thread.clear();
+                thread_left = 1 + r.below(7);
+                subject = format!(
+                    "[PATCH v{} {}/{}] {}: {}",
+                    1 + r.below(4),
+                    1,
+                    1 + r.below(5),
+                    r.pick(SUBSYS),
+                    sentence(&mut r, 6)
+                );
+            }
+            thread_left -= 1;
+            next_id += 1;
+            let m = synthetic(&mut r, next_id, &thread, &subject, written / 5000);
+            thread.push(next_id);
+            m
+        };
+        writeln!(w, "From mboxrd@z Thu Jan  1 00:00:00 1970").expect("write");
+        escape_from(&body, &mut w).expect("write");
+        if !body.ends_with('\n') {
+            writeln!(w).expect("write");
+        }
+        writeln!(w).expect("write");
+        written += 1;
+    }
+    w.flush().expect("write");
+    written
+}
