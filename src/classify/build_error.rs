@@ -18,6 +18,7 @@ use regex::Regex;
 use serde::Serialize;
 use std::sync::LazyLock;
 
+use super::fields::{self, COMPILER, CONFIG, PATCH_LINK, PATCH_SUBJECT, URL, cap1};
 use super::report::{CommitRef, PatchRef, Tags, tree_name};
 use super::subject::SubjectFacts;
 use crate::model::CommitSha;
@@ -87,20 +88,6 @@ static BRANCH_COMMIT: LazyLock<Regex> = LazyLock::new(|| {
 static TESTED_ON: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\[(?:auto|also)\s+build\s+test\s+(?:ERROR|WARNING)\s+on\s+([^\]]+)\]").expect("static regex")
 });
-static URL: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?m)^\s*url:\s+(\S+)").expect("static regex"));
-static BASE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?m)^\s*base:\s+(\S+)(?:[ \t]+(\S+))?").expect("static regex"));
-static PATCH_LINK: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?m)^\s*patch\s+link:\s+(\S+)").expect("static regex"));
-static PATCH_SUBJECT: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?m)^\s*patch\s+subject:\s+(.+?)\s*$").expect("static regex"));
-static CONFIG: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?m)^\s*config:\s+(\S+)").expect("static regex"));
-static COMPILER: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?m)^\s*compiler:\s+(.+?)\s*$").expect("static regex"));
-static REPORTED_BY: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?m)^[\s|]*Reported-by:\s*(.+?)\s*$").expect("static regex"));
-static CLOSES: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?m)^[\s|]*Closes:\s*(\S+)").expect("static regex"));
-static LINK: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?m)^[\s|]*Link:\s*(\S+)").expect("static regex"));
 static SUMMARY_TREE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?m)^\s*tree/branch:\s+(\S+)(?:[ \t]+(\S+))?").expect("static regex"));
 static SUMMARY_HEAD: LazyLock<Regex> = LazyLock::new(|| {
@@ -110,10 +97,6 @@ static CONFIGS_TESTED: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?m)^\s*configs\s+tested:\s+(\d+)").expect("static regex"));
 static CONFIGS_SKIPPED: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?m)^\s*configs\s+skipped:\s+(\d+)").expect("static regex"));
-
-fn cap1(re: &Regex, text: &str) -> Option<String> {
-    re.captures(text).and_then(|c| c.get(1)).map(|m| m.as_str().trim().to_string()).filter(|s| !s.is_empty())
-}
 
 /// True when `text` carries a build report template.
 pub fn has_template(text: &str) -> bool {
@@ -176,10 +159,7 @@ pub fn extract(text: &str, subject: &SubjectFacts, mail_subject: &str) -> Option
 
     let url = cap1(&URL, header);
     let link = cap1(&PATCH_LINK, header);
-    let base = BASE.captures(header).map(|c| {
-        let a = c.get(1).map_or("", |m| m.as_str());
-        c.get(2).map_or_else(|| a.to_string(), |b| format!("{a} {}", b.as_str()))
-    });
+    let base = fields::base(header);
     let patch = (url.is_some() || link.is_some()).then(|| {
         let stated = cap1(&PATCH_SUBJECT, header);
         let from_subject = super::subject::strip_reply_prefixes(mail_subject).to_string();
@@ -215,10 +195,8 @@ pub fn extract(text: &str, subject: &SubjectFacts, mail_subject: &str) -> Option
             List::Plain => Some(t),
             List::None => None,
         };
-        if let Some(item) = item.filter(|i| !i.is_empty()) {
-            if items.len() < MAX_ITEMS {
-                items.push(item.to_string());
-            }
+        if let Some(item) = item.filter(|i| !i.is_empty() && items.len() < MAX_ITEMS) {
+            items.push(item.to_string());
         }
     }
 
@@ -238,11 +216,7 @@ pub fn extract(text: &str, subject: &SubjectFacts, mail_subject: &str) -> Option
         config: cap1(&CONFIG, header),
         compiler: cap1(&COMPILER, header),
         items,
-        tags: Tags {
-            reported_by: cap1(&REPORTED_BY, header),
-            closes: cap1(&CLOSES, header),
-            link: cap1(&LINK, header),
-        },
+        tags: fields::tags(header),
     })
 }
 

@@ -12,6 +12,7 @@
 //! could not be read is listed in `problems`. Pure: no I/O, no clock.
 
 pub mod build_error;
+mod fields;
 pub mod fix;
 pub mod json;
 pub mod num;

@@ -15,6 +15,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
+use super::fields::{self, COMPILER, CONFIG, PATCH_LINK, PATCH_SUBJECT, URL, cap1};
 use super::num::{Num, parse_number};
 use super::subject::SubjectFacts;
 use super::table::{self, ChangeUnit, Table};
@@ -143,20 +144,10 @@ static COMMIT: LazyLock<Regex> = LazyLock::new(|| {
 });
 static GIT_URL_LINE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\s*((?:https?|git)://\S+)(?:[ \t]+([^\s\[]+))?").expect("static regex"));
-static URL: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?m)^\s*url:\s+(\S+)").expect("static regex"));
-static BASE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?m)^\s*base:\s+(\S+)(?:[ \t]+(\S+))?").expect("static regex"));
-static PATCH_LINK: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?m)^\s*patch\s+link:\s+(\S+)").expect("static regex"));
-static PATCH_SUBJECT: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?m)^\s*patch\s+subject:\s+(.+?)\s*$").expect("static regex"));
 static TESTCASE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?m)^\s*(?:in\s+)?testcase:\s+(\S+)").expect("static regex"));
 static MACHINE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?m)^\s*(?:on\s+)?test\s+machine:\s+(.+?)\s*$").expect("static regex"));
-static CONFIG: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?m)^\s*config:\s+(\S+)").expect("static regex"));
-static COMPILER: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?m)^\s*compiler:\s+(.+?)\s*$").expect("static regex"));
 static PARAMS_HEAD: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?m)^\s*(?:with\s+following\s+parameters|parameters):[ \t]*").expect("static regex"));
 static PARAM_PAIR: LazyLock<Regex> =
@@ -167,10 +158,6 @@ static STILL: LazyLock<Regex> = LazyLock::new(|| {
     )
     .expect("static regex")
 });
-static REPORTED_BY: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?m)^[\s|]*Reported-by:\s*(.+?)\s*$").expect("static regex"));
-static CLOSES: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?m)^[\s|]*Closes:\s*(\S+)").expect("static regex"));
-static LINK: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?m)^[\s|]*Link:\s*(\S+)").expect("static regex"));
 static DOWNLOAD: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)materials\s+to\s+reproduce\s+are\s+available\s+at:\s*(\S+)").expect("static regex")
 });
@@ -261,10 +248,6 @@ pub fn tree_name(url: &str) -> String {
         ("", r) => r.to_string(),
         (o, r) => format!("{o}/{r}"),
     }
-}
-
-fn cap1(re: &Regex, text: &str) -> Option<String> {
-    re.captures(text).and_then(|c| c.get(1)).map(|m| m.as_str().trim().to_string()).filter(|s| !s.is_empty())
 }
 
 fn parameters(text: &str) -> BTreeMap<String, String> {
@@ -472,13 +455,7 @@ fn extract_with(text: &str, prose: &Prose, subject: &SubjectFacts) -> ReportFact
 
     let patch_link = cap1(&PATCH_LINK, header);
     let url = cap1(&URL, header);
-    let base = BASE.captures(header).map(|c| {
-        let a = c.get(1).map_or("", |m| m.as_str());
-        match c.get(2) {
-            Some(b) => format!("{a} {}", b.as_str()),
-            None => a.to_string(),
-        }
-    });
+    let base = fields::base(header);
     let mut patch_subject = cap1(&PATCH_SUBJECT, header);
     if patch_subject.is_none() && (patch_link.is_some() || url.is_some()) {
         patch_subject = commit.as_ref().and_then(|c| c.subject.clone()).filter(|s| s.starts_with('['));
@@ -569,11 +546,7 @@ fn extract_with(text: &str, prose: &Prose, subject: &SubjectFacts) -> ReportFact
         signatures,
         also_impacts: also_impacts(header),
         still_on,
-        tags: Tags {
-            reported_by: cap1(&REPORTED_BY, header),
-            closes: cap1(&CLOSES, header),
-            link: cap1(&LINK, header),
-        },
+        tags: fields::tags(header),
         download_link: cap1(&DOWNLOAD, body),
         table: report_table,
     }
