@@ -9,7 +9,7 @@ use regex::Regex;
 use serde::Serialize;
 use std::sync::LazyLock;
 
-use crate::classify::text::contains_ci;
+use crate::classify::text::Needles;
 use crate::mail::quote;
 
 pub const MAX_COMMANDS: usize = 10;
@@ -89,11 +89,17 @@ fn parse_lkp(verb: &str, rest: Option<&str>) -> Command {
     }
 }
 
+static NEEDLES: LazyLock<Needles> = LazyLock::new(|| Needles::new(&["#lkp", "retest", "re-test", "please test"]));
+
 /// Cheap test run before [`parse`] on every message: whether any line
 /// could hold a command at all.
 pub fn may_contain(body: &str) -> bool {
-    let b = body.as_bytes();
-    [&b"#lkp"[..], b"retest", b"re-test", b"please test"].iter().any(|n| contains_ci(b, n))
+    may_contain_lower(&body.as_bytes().to_ascii_lowercase())
+}
+
+/// [`may_contain`] on a body the caller already lower-cased.
+pub fn may_contain_lower(lower: &[u8]) -> bool {
+    NEEDLES.any_in(lower)
 }
 
 /// Every command in the unquoted part of `body`, in order.

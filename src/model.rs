@@ -20,7 +20,7 @@ impl MessageId {
         if t.is_empty() || t.len() > 998 || t.chars().any(|c| c.is_whitespace() || c == '<' || c == '>') {
             return None;
         }
-        let t = t.replace("%40", "@");
+        let t = if t.contains("%40") { t.replace("%40", "@") } else { t.to_string() };
         Some(MessageId(t))
     }
 

@@ -24,6 +24,7 @@ pub mod table;
 pub mod text;
 
 use serde::Serialize;
+use std::sync::LazyLock;
 
 use crate::commands::{self, CommandLine};
 use crate::mail::{Mail, quote};
@@ -33,7 +34,7 @@ use report::{CommitRef, Headline, ReportFacts, Template};
 use request::TestRequest;
 use retest::Retest;
 use subject::SubjectFacts;
-use text::contains_ci;
+use text::{Needles, contains_ci};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -239,9 +240,6 @@ impl Classified {
 /// Classifies one message. Never fails, never panics.
 pub fn classify(mail: &Mail, cfg: &ClassifyConfig) -> Classified {
     let sender = cfg.sender(mail);
-    let subj = subject::parse(&mail.subject);
-    let body = text::unflatten(&mail.body);
-    let body: &str = &body;
     let mut c = Classified {
         kind: Kind::Unrelated,
         sender,
@@ -253,7 +251,7 @@ pub fn classify(mail: &Mail, cfg: &ClassifyConfig) -> Classified {
         test_request: None,
         commands: Vec::new(),
         fix: None,
-        subject: subj,
+        subject: SubjectFacts::default(),
         problems: Vec::new(),
     };
     if sender == Sender::Bot {
@@ -264,13 +262,23 @@ pub fn classify(mail: &Mail, cfg: &ClassifyConfig) -> Classified {
 
     // Unrelated list traffic is the common case: skip it without running
     // the extractors when nothing in it smells of the robot.
-    if sender == Sender::Human && !mentions_robot(mail, body) {
-        if let Some(cmds) = some(commands::parse(body)) {
-            c.kind = Kind::Command;
-            c.commands = cmds;
+    // Nothing else is computed for it: no subject facts, no re-breaking.
+    if sender == Sender::Human {
+        // One lower-cased copy serves every needle of both checks.
+        let lower = mail.body.as_bytes().to_ascii_lowercase();
+        if !mentions_robot(mail, &lower) {
+            if commands::may_contain_lower(&lower) {
+                c.commands = commands::parse(&mail.body);
+            }
+            if !c.commands.is_empty() {
+                c.kind = Kind::Command;
+            }
+            return c;
         }
-        return c;
     }
+    c.subject = subject::parse(&mail.subject);
+    let body = text::unflatten(&mail.body);
+    let body: &str = &body;
 
     let own_text = quote::unquoted(body);
     let robotish = matches!(sender, Sender::Robot | Sender::Unknown);
@@ -405,35 +413,38 @@ fn some<T>(v: Vec<T>) -> Option<Vec<T>> {
 
 /// Cheap test for anything robot-related: the robot's name or address, its
 /// report phrasing, its link lists, an LKP tag, or a command to the bot.
-fn mentions_robot(mail: &Mail, body: &str) -> bool {
-    const NEEDLES: &[&str] = &[
-        "test robot",
-        "lkp@intel.com",
-        "lkp-robot",
-        "oe-lkp",
-        "oe-kbuild",
-        "kbuild-all",
-        "0day",
-        "0-day",
-        "we noticed",
-        "#lkp",
-        "%stddev",
-    ];
-    let subj = mail.subject.to_ascii_lowercase();
-    if subj.contains("[lkp")
-        || subj.contains("lkp-robot")
-        || subj.contains("build success")
-        || subj.contains("build regression")
-    {
+fn mentions_robot(mail: &Mail, lower_body: &[u8]) -> bool {
+    static NEEDLES: LazyLock<Needles> = LazyLock::new(|| {
+        Needles::new(&[
+            "test robot",
+            "lkp@intel.com",
+            "lkp-robot",
+            "oe-lkp",
+            "oe-kbuild",
+            "kbuild-all",
+            "0day",
+            "0-day",
+            "we noticed",
+            "#lkp",
+            "%stddev",
+        ])
+    });
+    // `[linus:master] [mm] 01b9da291c: metric ...`: a robot subject, even
+    // when a reply quotes nothing of the report.
+    static ROBOT_SUBJECT: LazyLock<regex::Regex> = LazyLock::new(|| {
+        regex::Regex::new(r"(?i)\[lkp|lkp-robot|build (?:success|regression)|\] +[0-9a-f]{7,12}: ")
+            .expect("static regex")
+    });
+    if ROBOT_SUBJECT.is_match(&mail.subject) {
         return true;
     }
-    let hay = body.as_bytes();
-    NEEDLES.iter().any(|n| contains_ci(hay, n.as_bytes()))
+    NEEDLES.any_in(lower_body)
         || mail
             .to
             .iter()
             .chain(&mail.cc)
-            .any(|a| a.email_lc().is_some_and(|e| e.contains("lkp") || e.contains("oe-kbuild")))
+            .filter_map(|a| a.email.as_deref())
+            .any(|e| contains_ci(e.as_bytes(), b"lkp") || contains_ci(e.as_bytes(), b"oe-kbuild"))
 }
 
 /// A reply about a robot report that does not quote it: the subject is a

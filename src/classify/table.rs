@@ -127,7 +127,20 @@ fn tokenize(text: &str) -> Vec<Tok<'_>> {
 const PLUSMINUS: &[&str] = &["±", "Ä", "?", "�", "&plusmn;", "+-", "Â±", "\u{b1}", "&#177;", "+/-"];
 
 fn strip_plusminus(t: &str) -> Option<&str> {
-    PLUSMINUS.iter().find_map(|m| t.strip_prefix(m))
+    if let Some(rest) = PLUSMINUS.iter().find_map(|m| t.strip_prefix(m)) {
+        return Some(rest);
+    }
+    // Any other short run of non-ASCII glyphs before a percentage, as a
+    // `±` that went through one charset too many becomes (`ï¿½`, `Â±`).
+    let glyphs = t.chars().take_while(|c| !c.is_ascii()).count();
+    if (1..=4).contains(&glyphs) {
+        let cut = t.char_indices().nth(glyphs).map_or(t.len(), |(i, _)| i);
+        let rest = &t[cut..];
+        if rest.is_empty() || percent(rest).is_some() {
+            return Some(rest);
+        }
+    }
+    None
 }
 
 fn percent(t: &str) -> Option<Num> {
@@ -367,6 +380,10 @@ Disclaimer:
         assert_eq!(t[0].rows[2].cells[0].stddev_pct, Some(Num(3.0)));
         assert_eq!(t[0].rows[2].cells[1].stddev_pct, Some(Num(2.0)));
         assert_eq!(t[0].rows[3].cells[0].stddev_pct, Some(Num(5.0)));
+        // A `±` decoded twice: UTF-8 read as Latin-1, or a replacement char.
+        let t = find_tables("a b\n-------- --------\n 1 \u{ef}\u{bf}\u{bd}  3% -1% 2 \u{fffd}4% m.x\n");
+        assert_eq!(t[0].rows[0].cells[0].stddev_pct, Some(Num(3.0)));
+        assert_eq!(t[0].rows[0].cells[1].stddev_pct, Some(Num(4.0)));
     }
 
     #[test]

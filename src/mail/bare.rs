@@ -37,18 +37,15 @@ const KNOWN_HEADERS: &[&str] = &[
 
 /// True when the bytes start with a plausible header block.
 pub(super) fn has_header_block(raw: &[u8]) -> bool {
-    let mut known = false;
-    let mut lines = 0;
-    // Works on bytes and stops at the first blank line: this runs on every
-    // message, and the header block is all it needs to see.
-    for line in raw.split(|&b| b == b'\n') {
+    // Works on bytes and decides on the first known header name: this runs
+    // on every message, and a real header block names one within lines.
+    for (n, line) in raw.split(|&b| b == b'\n').enumerate() {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         if line.is_empty() {
-            break;
+            return false;
         }
-        lines += 1;
         if line.starts_with(b" ") || line.starts_with(b"\t") {
-            if lines == 1 {
+            if n == 0 {
                 return false;
             }
             continue;
@@ -60,13 +57,13 @@ pub(super) fn has_header_block(raw: &[u8]) -> bool {
         if name.is_empty() || !name.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') {
             return false;
         }
-        let lower = name.to_ascii_lowercase();
-        let known_name = KNOWN_HEADERS.iter().any(|h| h.as_bytes() == lower.as_slice());
-        if known_name || lower.starts_with(b"x-") || lower.starts_with(b"arc-") {
-            known = true;
+        let prefixed = |p: &[u8]| name.len() > p.len() && name[..p.len()].eq_ignore_ascii_case(p);
+        if KNOWN_HEADERS.iter().any(|h| h.as_bytes().eq_ignore_ascii_case(name)) || prefixed(b"x-") || prefixed(b"arc-")
+        {
+            return true;
         }
     }
-    known && lines > 0
+    false
 }
 
 /// The bytes after the first blank line.
@@ -105,7 +102,7 @@ fn windows_1252(b: u8) -> char {
 
 pub(super) fn parse_text_dump(raw: &[u8]) -> Mail {
     let mut problems = vec!["layout: no header block; read as a text dump".to_string()];
-    let text = normalise_text(&decode_unknown(raw), &mut problems);
+    let text = normalise_text(decode_unknown(raw), &mut problems);
     let lines: Vec<&str> = text.split('\n').collect();
     let mut subject = String::new();
     let mut from = None;

@@ -10,8 +10,9 @@ mod bare;
 pub mod quote;
 
 use crate::model::MessageId;
-use mail_parser::{Address as MpAddress, HeaderValue, MessageParser, MimeHeaders};
+use mail_parser::{Address as MpAddress, HeaderName, HeaderValue, MessageParser, MimeHeaders};
 use serde::Serialize;
+use std::sync::LazyLock;
 
 /// The text body is cut at this many bytes: reports are far smaller, and a
 /// giant part must not make classification slow.
@@ -114,6 +115,20 @@ pub fn subject_is_reply(subject: &str) -> bool {
     lower.starts_with("re:") || lower.starts_with("aw:") || lower.starts_with("re :")
 }
 
+/// One parser for every message: building its header table per message
+/// costs as much as parsing a small mail. `Received` headers stay raw:
+/// nothing reads them, and a list server's mail carries many of them.
+static PARSER: LazyLock<MessageParser> = LazyLock::new(|| {
+    MessageParser::new()
+        .with_mime_headers()
+        .with_date_headers()
+        .with_address_headers()
+        .with_message_ids()
+        .header_text(HeaderName::Subject)
+        .header_raw(HeaderName::ListId)
+        .header_raw(HeaderName::Received)
+});
+
 /// Parses one message. Never fails: a message mail-parser cannot read at
 /// all still yields a `Mail` with the raw text as its body and a problem.
 pub fn parse(raw: &[u8]) -> Mail {
@@ -122,7 +137,7 @@ pub fn parse(raw: &[u8]) -> Mail {
         return bare::parse_text_dump(raw);
     }
     let mut problems = Vec::new();
-    let Some(msg) = MessageParser::default().parse(raw) else {
+    let Some(msg) = PARSER.parse(raw) else {
         problems.push("mime: message could not be parsed; using raw text".to_string());
         let mut m = bare::parse_text_dump(raw);
         m.problems.extend(problems);
@@ -143,11 +158,7 @@ pub fn parse(raw: &[u8]) -> Mail {
     if msg.date().is_none() && msg.header_raw("Date").is_some() {
         problems.push("header: Date could not be parsed".into());
     }
-    let list_id = match msg.list_id() {
-        HeaderValue::Text(t) => Some(t.trim().trim_matches(['<', '>']).to_string()),
-        HeaderValue::TextList(l) => l.first().map(|t| t.trim().trim_matches(['<', '>']).to_string()),
-        _ => None,
-    };
+    let list_id = msg.header_raw("List-Id").and_then(list_id);
     let auto_submitted =
         msg.header_raw("Auto-Submitted").map(|v| v.trim().to_ascii_lowercase()).filter(|v| !v.is_empty() && v != "no");
 
@@ -168,7 +179,7 @@ pub fn parse(raw: &[u8]) -> Mail {
         // to the raw bytes after the header block.
         body = String::from_utf8_lossy(bare::after_headers(raw)).into_owned();
     }
-    let body = normalise_text(&body, &mut problems);
+    let body = normalise_text(body, &mut problems);
 
     let attachments = msg
         .attachments()
@@ -206,6 +217,17 @@ pub fn parse(raw: &[u8]) -> Mail {
         layout: Layout::Rfc822,
         problems,
     }
+}
+
+/// `List-Id: Linux kernel list <linux-kernel.vger.kernel.org>` -> the id.
+fn list_id(raw: &str) -> Option<String> {
+    let raw = raw.trim();
+    let id = match (raw.rfind('<'), raw.rfind('>')) {
+        (Some(a), Some(b)) if a < b => &raw[a + 1..b],
+        _ => raw,
+    };
+    let id = id.trim();
+    (!id.is_empty()).then(|| id.to_string())
 }
 
 /// Files saved from an mbox often keep their `From ` separator line.
@@ -280,8 +302,9 @@ pub(crate) fn collapse_ws(s: &str) -> String {
 }
 
 /// LF line ends, no NULs, bounded size.
-pub(crate) fn normalise_text(s: &str, problems: &mut Vec<String>) -> String {
-    let mut out = if s.contains('\r') { s.replace("\r\n", "\n").replace('\r', "\n") } else { s.to_string() };
+pub(crate) fn normalise_text(s: String, problems: &mut Vec<String>) -> String {
+    // Most bodies need nothing: keep the String rather than copy it.
+    let mut out = if s.contains('\r') { s.replace("\r\n", "\n").replace('\r', "\n") } else { s };
     if out.contains('\0') {
         out = out.replace('\0', "");
         problems.push("body: NUL bytes removed".into());
