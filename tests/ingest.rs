@@ -120,8 +120,7 @@ fn corpus_second_ingest_changes_no_row() {
 
 /// The threads the corpus README lists with retest results and test
 /// requests, and the state (and verdict) their mails call for, read by
-/// hand. Where lkpbot is wrong today the row says so (FIXME) and pins
-/// what it does now.
+/// hand.
 const RETEST_THREADS: &[(&str, CaseState, Option<Verdict>)] = &[
     // Rong: "recompiled ... the regression still exists" (no fix column).
     ("20200803094257.GA23458@shao2-debian", CaseState::RetestDone, Some(Verdict::NotRecovered)),
@@ -138,13 +137,11 @@ const RETEST_THREADS: &[(&str, CaseState, Option<Verdict>)] = &[
     // Ming Lei asks the reporter to try a patch; no result in the thread.
     ("202305140021.WvuGBjaZ-lkp@intel.com", CaseState::RetestRequested, None),
     ("202310202303.c68e7639-oliver.sang@intel.com", CaseState::RetestDone, Some(Verdict::NotRecovered)),
-    // FIXME: LKP "updated the xfstests, confirmed the test PASS now": a
-    // false positive, should end retest-done (or invalid); the classifier
-    // reads the reply as discussion.
-    ("202311211653.3a9e8678-oliver.sang@intel.com", CaseState::Discussed, None),
-    // FIXME: "Please retest and provide feedback" should be
-    // retest-requested; the classifier does not see the request.
-    ("202312061242.lKDoAY9g-lkp@intel.com", CaseState::Discussed, None),
+    // LKP "updated the xfstests, confirmed the test PASS now": a false
+    // positive, retested clean.
+    ("202311211653.3a9e8678-oliver.sang@intel.com", CaseState::RetestDone, Some(Verdict::Recovered)),
+    // "Please retest and provide feedback", and no answer yet.
+    ("202312061242.lKDoAY9g-lkp@intel.com", CaseState::RetestRequested, None),
     ("202401221624.cb53a8ca-oliver.sang@intel.com", CaseState::RetestDone, Some(Verdict::Recovered)),
     ("202405171353.b56b845-oliver.sang@intel.com", CaseState::RetestDone, Some(Verdict::PartlyRecovered)),
     ("202406241546.6bbd44a7-oliver.sang@intel.com", CaseState::RetestDone, Some(Verdict::Recovered)),
@@ -160,21 +157,17 @@ const RETEST_THREADS: &[(&str, CaseState, Option<Verdict>)] = &[
     // "your patch fixed the issue we reported", Tested-by.
     ("202412172217.b906db7c-lkp@intel.com", CaseState::RetestDone, Some(Verdict::Recovered)),
     ("202412271132.a09c3500-lkp@intel.com", CaseState::RetestDone, Some(Verdict::Recovered)),
-    // FIXME: LKP's last word is "the issue still exists on next-20250321"
-    // (retest-done, not recovered), but prose-only LKP replies are
-    // discussion to the classifier, so the last request wins.
-    ("202503101536.27099c77-lkp@intel.com", CaseState::RetestRequested, None),
-    // FIXME: "confirmed the issue gone", Tested-by: the verdict should be
-    // recovered; the prose rules do not read "issue gone".
-    ("202503171650.cc082b66-lkp@intel.com", CaseState::RetestDone, None),
-    // FIXME: LKP reran the suggested commits and found no difference: a
-    // retest, read as discussion (two-column table, no fix column).
-    ("202504241314.fe89a536-lkp@intel.com", CaseState::Discussed, None),
+    // LKP's last word is "the issue still exists on next-20250321".
+    ("202503101536.27099c77-lkp@intel.com", CaseState::RetestDone, Some(Verdict::NotRecovered)),
+    // "confirmed the issue gone", Tested-by.
+    ("202503171650.cc082b66-lkp@intel.com", CaseState::RetestDone, Some(Verdict::Recovered)),
+    // LKP reran the suggested commits and found no difference: a retest
+    // with a two-column table and no fix to judge.
+    ("202504241314.fe89a536-lkp@intel.com", CaseState::RetestDone, None),
     // "yes, this fixed the issue we reported", Tested-by.
     ("202510101652.7921fdc6-lkp@intel.com", CaseState::RetestDone, Some(Verdict::Recovered)),
-    // FIXME: "confirmed the issue we reported gone now with the patch":
-    // recovered, not read from the prose.
-    ("202511111411.9ebfa1ba-lkp@intel.com", CaseState::RetestDone, None),
+    // "confirmed the issue we reported gone now with the patch".
+    ("202511111411.9ebfa1ba-lkp@intel.com", CaseState::RetestDone, Some(Verdict::Recovered)),
     // The seed thread: Shakeel's patches retested three times, recovered.
     ("202605121641.b6a60cb0-lkp@intel.com", CaseState::RetestDone, Some(Verdict::Recovered)),
 ];

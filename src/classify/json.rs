@@ -91,6 +91,7 @@ pub fn to_json(mail: &Mail, c: &Classified) -> Value {
     if c.kind == Kind::RetestResult {
         o.insert("retest".into(), c.retests.first().map_or(Value::Null, v));
         o.insert("retests".into(), v(&c.retests));
+        o.insert("prose_verdict".into(), v(&c.prose_verdict));
     }
     if c.test_request.is_some() {
         o.insert("test_request".into(), v(&c.test_request));

@@ -213,6 +213,8 @@ pub struct Classified {
     /// The report this message quotes or answers (other kinds).
     pub report: Option<ReportFacts>,
     pub retests: Vec<Retest>,
+    /// For a retest result: what its prose says, tables aside.
+    pub prose_verdict: Option<crate::model::Verdict>,
     pub test_request: Option<TestRequest>,
     pub commands: Vec<CommandLine>,
     pub fix: Option<FixPosted>,
@@ -248,6 +250,7 @@ pub fn classify(mail: &Mail, cfg: &ClassifyConfig) -> Classified {
         build_summary: None,
         report: None,
         retests: Vec::new(),
+        prose_verdict: None,
         test_request: None,
         commands: Vec::new(),
         fix: None,
@@ -356,7 +359,20 @@ pub fn classify(mail: &Mail, cfg: &ClassifyConfig) -> Classified {
             l.starts_with("tested-by:") && (l.contains("test robot") || l.contains("lkp@intel.com"))
         });
         let wide_table = tables.iter().any(|t| t.columns.len() >= 3);
-        if !retests.is_empty() || wide_table || tested_by || (sender == Sender::Robot && mail.is_reply()) {
+        // What the reply says in words, outside its tables: LKP often
+        // answers a retest in prose alone ("the issue still exists on
+        // next-20250321", "confirmed the issue gone").
+        let prose = retest::prose_outside_tables(own_clean, &tables);
+        let prose_verdict = retest::prose_verdict(&prose);
+        let reran = !tables.is_empty() && retest::says_it_reran(&prose);
+        if !retests.is_empty()
+            || wide_table
+            || tested_by
+            || reran
+            || (mail.is_reply() && prose_verdict.is_some())
+            || (sender == Sender::Robot && mail.is_reply())
+        {
+            c.prose_verdict = prose_verdict;
             for r in &retests {
                 if r.prose_disagrees {
                     c.problems.push(format!(

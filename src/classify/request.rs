@@ -36,6 +36,7 @@ static ASK: LazyLock<Regex> = LazyLock::new(|| {
         r"(?:could|can|would|will)\s+you\s+(?:please\s+)?(?:kindly\s+)?(?:help\s+(?:to\s+|me\s+)?)?(?:also\s+)?(?:test|retest|re-test|rerun|re-run|run|try|give\s+it\s+a)\b",
         r"|could\s+you\s+check\s+if\s+(?:the|this)\s+patch",
         r"|please\s+(?:help\s+(?:to\s+)?)?(?:test|retest|re-test|rerun|re-run|try|run)\s+(?:the|this|it|my|with|again|below|attached|following|that)\b",
+        r"|please\s+(?:re-?test|re-?run)\b",
         r"|(?:mind|help)\s+(?:to\s+)?(?:test|retest|try|run)(?:ing)?\b",
         r"|(?:test|try)\s+(?:this|the\s+following|the\s+attached|my|below|the\s+below)\s+(?:patch|diff|fix|branch|version)",
         r"|give\s+(?:it|this)\s+a\s+(?:try|test|shot|spin)",
@@ -125,6 +126,7 @@ mod tests {
         assert_eq!(r.targets[0].kind, TargetKind::LoreLink);
         assert!(extract("I can test this patch tomorrow.", &[]).is_none());
         assert!(extract("Thanks for the report.", &[]).is_none());
+        assert!(extract("Please retest and provide feedback.", &[]).is_some());
         let r = extract("Please try the below patch\n\ndiff --git a/x b/x\n", &[]).unwrap();
         assert_eq!(r.targets[0].kind, TargetKind::InlineDiff);
     }

@@ -79,7 +79,9 @@ pub struct Retest {
 
 static RECOVERED: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
-        r"(?i)(recovers?\s+(?:the|this)\s+regression|regression\s+(?:is|was)\s+(?:gone|fixed|recovered)|",
+        r"(?i)(\b(?:issue|problem|regression|failure|warning)s?\b[^.]{0,40}?\bgone\b|",
+        r"\bconfirm(?:ed)?\b[^.]{0,60}?\b(?:gone|fixed|pass(?:es|ed)?)\b|\bpass(?:es|ed)?\s+now\b|",
+        r"\bdisappear(?:s|ed)?\b|recovers?\s+(?:the|this)\s+regression|regression\s+(?:is|was)\s+(?:gone|fixed|recovered)|",
         r"(?:issue|problem|regression)\s+(?:is|was)\s+(?:gone|fixed|resolved)|fully\s+recover|",
         r"can\s+fix\s+the\s+(?:issue|regression|problem)|(?:fixed|fixes)\s+the\s+(?:issue|regression|problem)|",
         r"shows\s+no\s+regression|no\s+regression\s+after|performance\s+is\s+(?:back|restored)|recovered)"
@@ -106,6 +108,25 @@ static ENTRY: LazyLock<Regex> =
 static QUOTED_SUBJECT: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r#"^\(\s*"(.*)"\s*\)|^\(([^()]*(?:\([^()]*\)[^()]*)*)\)"#).expect("static regex"));
 static ARROW: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"<-{2,}\s*(.*)$").expect("static regex"));
+
+static RERAN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"(?i)\b(?:we|I)\s+(?:have\s+)?(?:re-?tested|tested|applied|re-?ran|rerun|re-run|reproduced|rebuilt)\b|",
+        r"\bno\s+(?:performance\s+)?difference\b|\bretested\b"
+    ))
+    .expect("static regex")
+});
+
+/// Whether the prose says LKP ran something again ("we tested the
+/// patch", "no performance difference"): with a table, a retest.
+pub fn says_it_reran(text: &str) -> bool {
+    RERAN.is_match(text)
+}
+
+/// `text` without its tables.
+pub fn prose_outside_tables(text: &str, tables: &[Table]) -> String {
+    prose_only(text, tables)
+}
 
 /// What the prose of `text` says about the retest.
 pub fn prose_verdict(text: &str) -> Option<Verdict> {
@@ -396,5 +417,9 @@ mod tests {
         assert_eq!(prose_verdict("it didn't fix the issue, still has -6.4% regression"), Some(Verdict::NotRecovered));
         assert_eq!(prose_verdict("the patch partially recovers the regression"), Some(Verdict::PartlyRecovered));
         assert_eq!(prose_verdict("thanks"), None);
+        assert_eq!(prose_verdict("we confirmed the issue gone with the patch"), Some(Verdict::Recovered));
+        assert_eq!(prose_verdict("updated the xfstests, confirmed the test PASS now"), Some(Verdict::Recovered));
+        assert_eq!(prose_verdict("the issue still exists on next-20250321"), Some(Verdict::NotRecovered));
+        assert_eq!(prose_verdict("the regression disappears after applying the patch"), Some(Verdict::Recovered));
     }
 }
