@@ -8,10 +8,11 @@
 //! (b) the full `ingest` into a fresh store file, in a child process so its
 //!     peak memory (VmHWM) is its own;
 //!
-//! and, between the two, parsing and classifying alone (no store), which
-//! bounds what (b) can reach;
+//! and, between the two, parsing and classifying alone (no store, one
+//! thread);
 //!
-//! and prints messages per second for both, their ratio and peak RSS.
+//! in three alternating rounds, and prints the best round's messages per
+//! second for both, their ratio and the peak RSS.
 //! Targets: ingest >= 0.5x the bare rate, peak memory < 64 MiB.
 //!
 //! ```sh
@@ -28,6 +29,8 @@ use lkpbot::engine::Engine;
 use lkpbot::store::Store;
 
 const DEFAULT_TOTAL: usize = 200_000;
+/// Measuring rounds; each figure is the best of them.
+const ROUNDS: usize = 3;
 const DEFAULT_CORPUS: &str = "../shared/corpus/lkp-threads.mbox";
 
 fn main() {
@@ -53,63 +56,72 @@ fn main() {
         mbox.display()
     );
 
-    // (a) bare: mbox split + mail-parser, every message.
-    let t = Instant::now();
+    // The machine this runs on is shared and its speed drifts by tens of
+    // percent within a minute, so (a) and (b) alternate over ROUNDS rounds
+    // and each keeps its best round: both see the same conditions.
+    let cfg = ClassifyConfig::default();
+    let mut bare_best = f64::MAX;
+    let mut prep_best = f64::MAX;
+    let mut ingest_best = f64::MAX;
+    let mut hwm_max = 0.0f64;
     let mut n = 0u64;
-    let mut parsed = 0u64;
-    for raw in lkpbot::source::open(&mbox).expect("open archive") {
-        let raw = raw.expect("read archive");
-        n += 1;
-        if mail_parser::MessageParser::default().parse(raw.bytes.as_slice()).is_some() {
-            parsed += 1;
+    let mut report = String::new();
+    for round in 1..=ROUNDS {
+        // (a) bare: mbox split + mail-parser, every message.
+        let t = Instant::now();
+        n = 0;
+        for raw in lkpbot::source::open(&mbox).expect("open archive") {
+            let raw = raw.expect("read archive");
+            n += 1;
+            std::hint::black_box(mail_parser::MessageParser::default().parse(raw.bytes.as_slice()));
+        }
+        let bare = t.elapsed().as_secs_f64();
+        bare_best = bare_best.min(bare);
+
+        // For the record: parsing and classifying alone (no store), one
+        // thread: what each parse worker of (b) does.
+        let t = Instant::now();
+        for raw in lkpbot::source::open(&mbox).expect("open archive") {
+            let raw = raw.expect("read archive");
+            std::hint::black_box(lkpbot::engine::prepare(&raw.bytes, &cfg));
+        }
+        let prep = t.elapsed().as_secs_f64();
+        prep_best = prep_best.min(prep);
+
+        // (b) full ingest into a fresh store, in a child process.
+        let db = dir.path().join(format!("lkpbot-{round}.db"));
+        let out = std::process::Command::new(std::env::current_exe().expect("own path"))
+            .args(["--child-ingest", &mbox.to_string_lossy(), &db.to_string_lossy()])
+            .output()
+            .expect("run the ingest child");
+        assert!(out.status.success(), "ingest failed: {}", String::from_utf8_lossy(&out.stderr));
+        report = String::from_utf8_lossy(&out.stdout).into_owned();
+        let field = |name: &str| -> f64 {
+            report.lines().find_map(|l| l.strip_prefix(name).map(|v| v.trim().parse().unwrap_or(0.0))).unwrap_or(0.0)
+        };
+        let ingest = field("seconds:");
+        ingest_best = ingest_best.min(ingest);
+        hwm_max = hwm_max.max(field("vmhwm_kib:"));
+        println!("round {round}: bare {bare:.2}s, parse+classify {prep:.2}s, ingest {ingest:.2}s");
+        let db_size: u64 = ["", "-wal"]
+            .iter()
+            .filter_map(|s| std::fs::metadata(format!("{}{s}", db.display())).ok())
+            .map(|m| m.len())
+            .sum();
+        if round == ROUNDS {
+            println!("store: {:.1} MiB", db_size as f64 / (1 << 20) as f64);
         }
     }
-    let bare_secs = t.elapsed().as_secs_f64();
-    let bare_rate = n as f64 / bare_secs;
-    println!("bare split+parse: {n} messages ({parsed} parsed) in {bare_secs:.2}s = {bare_rate:.0} msgs/s");
-
-    // For the record: what parsing and classifying alone cost (no store),
-    // the ceiling for (b).
-    let cfg = ClassifyConfig::default();
-    let t = Instant::now();
-    for raw in lkpbot::source::open(&mbox).expect("open archive") {
-        let raw = raw.expect("read archive");
-        std::hint::black_box(lkpbot::engine::prepare(&raw.bytes, &cfg));
-    }
-    let prep_secs = t.elapsed().as_secs_f64();
-    println!(
-        "split+parse+classify (lkpbot::mail, classify, no store): {prep_secs:.2}s = {:.0} msgs/s",
-        n as f64 / prep_secs
-    );
-
-    // (b) full ingest, in a child process.
-    let db = dir.path().join("lkpbot.db");
-    let t = Instant::now();
-    let out = std::process::Command::new(std::env::current_exe().expect("own path"))
-        .args(["--child-ingest", &mbox.to_string_lossy(), &db.to_string_lossy()])
-        .output()
-        .expect("run the ingest child");
-    let ingest_secs = t.elapsed().as_secs_f64();
-    let report = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "ingest failed: {}", String::from_utf8_lossy(&out.stderr));
-    let field = |name: &str| -> f64 {
-        report.lines().find_map(|l| l.strip_prefix(name).map(|v| v.trim().parse().unwrap_or(0.0))).unwrap_or(0.0)
-    };
-    let in_process = field("seconds:");
-    let hwm_kib = field("vmhwm_kib:");
-    let ingest_rate = n as f64 / in_process;
+    let rate = |secs: f64| n as f64 / secs;
     print!("{}", report.lines().filter(|l| l.starts_with("  ")).map(|l| format!("{l}\n")).collect::<String>());
+    println!("bare split+parse (best of {ROUNDS}): {n} messages in {bare_best:.2}s = {:.0} msgs/s", rate(bare_best));
     println!(
-        "full ingest: {n} messages in {in_process:.2}s ({ingest_secs:.2}s with process start) = {ingest_rate:.0} msgs/s"
+        "split+parse+classify, one thread, no store (best of {ROUNDS}): {prep_best:.2}s = {:.0} msgs/s",
+        rate(prep_best)
     );
-    let db_size: u64 = ["", "-wal"]
-        .iter()
-        .filter_map(|s| std::fs::metadata(format!("{}{s}", db.display())).ok())
-        .map(|m| m.len())
-        .sum();
-    println!("store: {:.1} MiB", db_size as f64 / (1 << 20) as f64);
-    println!("ratio ingest/bare: {:.2} (target >= 0.5)", ingest_rate / bare_rate);
-    println!("peak RSS of ingest: {:.1} MiB (target < 64 MiB)", hwm_kib / 1024.0);
+    println!("full ingest (best of {ROUNDS}): {n} messages in {ingest_best:.2}s = {:.0} msgs/s", rate(ingest_best));
+    println!("ratio ingest/bare: {:.2} (target >= 0.5)", bare_best / ingest_best);
+    println!("peak RSS of ingest: {:.1} MiB (target < 64 MiB)", hwm_max / 1024.0);
 }
 
 /// The child: ingest one archive into a fresh store, then report the time

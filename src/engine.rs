@@ -16,7 +16,7 @@
 //! One bad message (a panic in parsing, say) is counted as a problem and
 //! the run goes on; only store failures stop it.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 
@@ -34,7 +34,7 @@ use crate::thread::{self, Attachment, Candidates, CaseId, Decision, Event, Event
 pub const BATCH_MESSAGES: usize = 1024;
 /// At most this many bytes of messages held for one transaction: memory
 /// stays flat however large the archive.
-pub const BATCH_BYTES: usize = 16 << 20;
+pub const BATCH_BYTES: usize = 8 << 20;
 
 /// What a run did.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -58,6 +58,115 @@ pub struct IngestStats {
 }
 
 /// How far a run has come, for progress bars.
+/// Whether a message's raw bytes may be needed: ordinary traffic that
+/// starts a thread never joins a case.
+fn keeps_raw(incoming: &Incoming) -> bool {
+    !(incoming.kind() == Kind::Unrelated && incoming.ancestors.is_empty())
+}
+
+/// A message read and prepared off the store's thread.
+struct Prepared {
+    incoming: Option<Incoming>,
+    raw: Vec<u8>,
+    offset: Option<u64>,
+}
+
+/// Consecutive messages of a source, prepared together; `error` ends the
+/// source after them.
+struct Chunk {
+    seq: u64,
+    messages: Vec<Prepared>,
+    error: Option<SourceError>,
+}
+
+/// Messages per chunk: enough to make the hand-off between threads cheap;
+/// and bytes, so a run of large reports does not make a large chunk.
+const CHUNK_MESSAGES: usize = 64;
+const CHUNK_BYTES: usize = 512 << 10;
+
+/// Starts reading `path` on a thread of its own and parsing and
+/// classifying on worker threads, one per core. Memory stays bounded: each
+/// worker holds one chunk in its queue and one in hand, and the merged
+/// queue one per worker.
+fn spawn_pipeline(
+    path: std::path::PathBuf,
+    cfg: ClassifyConfig,
+) -> (tokio::sync::mpsc::Receiver<Chunk>, Vec<std::thread::JoinHandle<()>>) {
+    // Two parse workers keep one store busy; more only add memory.
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 2);
+    let (out_tx, out_rx) = tokio::sync::mpsc::channel::<Chunk>(workers);
+    let mut threads = Vec::new();
+    let mut inputs = Vec::new();
+    for w in 0..workers {
+        let (in_tx, in_rx) = std::sync::mpsc::sync_channel::<(u64, Vec<source::RawMessage>, Option<SourceError>)>(1);
+        inputs.push(in_tx);
+        let out = out_tx.clone();
+        let cfg = cfg.clone();
+        let spawned = std::thread::Builder::new().name(format!("lkpbot-parse-{w}")).spawn(move || {
+            for (seq, raws, error) in in_rx {
+                let messages = raws
+                    .into_iter()
+                    .map(|r| {
+                        let incoming = prepare(&r.bytes, &cfg);
+                        // Bytes that will not be kept do not wait in a queue.
+                        let raw = if incoming.as_ref().is_some_and(keeps_raw) { r.bytes } else { Vec::new() };
+                        Prepared { incoming, raw, offset: r.offset }
+                    })
+                    .collect();
+                // A closed queue means the store side stopped: stop too.
+                if out.blocking_send(Chunk { seq, messages, error }).is_err() {
+                    return;
+                }
+            }
+        });
+        threads.extend(spawned.ok());
+    }
+    drop(out_tx);
+    let reader = std::thread::Builder::new().name("lkpbot-reader".into()).spawn(move || {
+        let mut seq = 0u64;
+        let mut send = |raws: Vec<source::RawMessage>, error: Option<SourceError>| -> bool {
+            let Some(input) = inputs.get(usize::try_from(seq).unwrap_or(0) % inputs.len().max(1)) else {
+                return false;
+            };
+            let ok = input.send((seq, raws, error)).is_ok();
+            seq += 1;
+            ok
+        };
+        let messages = match source::open(&path) {
+            Ok(m) => m,
+            Err(e) => {
+                send(Vec::new(), Some(e));
+                return;
+            }
+        };
+        let mut chunk = Vec::with_capacity(CHUNK_MESSAGES);
+        let mut bytes = 0;
+        for raw in messages {
+            match raw {
+                Ok(r) => {
+                    bytes += r.bytes.len();
+                    chunk.push(r);
+                    if chunk.len() == CHUNK_MESSAGES || bytes >= CHUNK_BYTES {
+                        bytes = 0;
+                        if !send(std::mem::take(&mut chunk), None) {
+                            return;
+                        }
+                    }
+                }
+                Err(e) => {
+                    send(std::mem::take(&mut chunk), Some(e));
+                    return;
+                }
+            }
+        }
+        if !chunk.is_empty() {
+            send(chunk, None);
+        }
+    });
+    threads.extend(reader.ok());
+    (out_rx, threads)
+}
+
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Progress {
     pub messages: u64,
@@ -120,44 +229,60 @@ impl<'s> Engine<'s> {
     /// Reads every message of an mbox, Maildir or .eml file. A source that
     /// cannot be opened or read to the end is counted and returned as an
     /// error after what could be read is stored; store failures are fatal.
+    ///
+    /// Reading, parsing and classifying run on a thread of their own, a
+    /// bounded queue ahead of the store, so a multi-core machine parses the
+    /// next batch while the last one is written. The queue bounds memory.
     pub async fn ingest_path(
         &mut self,
         path: &Path,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<Option<SourceError>, StoreError> {
-        let messages = match source::open(path) {
-            Ok(m) => m,
-            Err(e) => {
-                self.w.stats.unreadable_sources += 1;
-                return Ok(Some(e));
-            }
-        };
-        for raw in messages {
-            match raw {
-                Ok(r) => {
-                    self.push(r.bytes).await?;
-                    progress(Progress { messages: self.w.stats.read, offset: r.offset });
+        let (mut rx, threads) = spawn_pipeline(path.to_path_buf(), self.w.cfg.clone());
+        // Chunks arrive in any order from the workers; they are stored in
+        // the order of the source, so case ids do not depend on timing.
+        let mut waiting: BTreeMap<u64, Chunk> = BTreeMap::new();
+        let mut next = 0u64;
+        let mut failed = None;
+        'recv: while let Some(chunk) = rx.recv().await {
+            waiting.insert(chunk.seq, chunk);
+            while let Some(chunk) = waiting.remove(&next) {
+                next += 1;
+                for p in chunk.messages {
+                    self.push_prepared(p.incoming, p.raw).await?;
+                    progress(Progress { messages: self.w.stats.read, offset: p.offset });
                 }
-                Err(e) => {
+                if let Some(e) = chunk.error {
                     self.w.stats.unreadable_sources += 1;
-                    self.flush().await?;
-                    return Ok(Some(e));
+                    failed = Some(e);
+                    break 'recv;
                 }
             }
         }
+        // Closing the queue stops the workers and then the reader.
+        drop(rx);
+        for t in threads {
+            let _ = t.join();
+        }
         self.flush().await?;
-        Ok(None)
+        Ok(failed)
     }
 
     /// Takes one raw message; it is stored with its batch.
-    pub async fn push(&mut self, mut raw: Vec<u8>) -> Result<(), StoreError> {
+    pub async fn push(&mut self, raw: Vec<u8>) -> Result<(), StoreError> {
+        let incoming = prepare(&raw, &self.w.cfg);
+        self.push_prepared(incoming, raw).await
+    }
+
+    /// Takes a message already parsed and classified (`None`: it could
+    /// not be, and counts as a problem).
+    async fn push_prepared(&mut self, incoming: Option<Incoming>, mut raw: Vec<u8>) -> Result<(), StoreError> {
         self.w.stats.read += 1;
-        let Some(incoming) = prepare(&raw, &self.w.cfg) else {
+        let Some(incoming) = incoming else {
             self.w.stats.problems += 1;
             return Ok(());
         };
-        if incoming.kind() == Kind::Unrelated && incoming.ancestors.is_empty() {
-            // Ordinary traffic that starts a thread never joins a case.
+        if !keeps_raw(&incoming) {
             raw = Vec::new();
         }
         self.batch_bytes += raw.len() + incoming.subject.len() + 256;
@@ -186,8 +311,13 @@ impl<'s> Engine<'s> {
             }
         }
         let own: Vec<&str> = items.iter().map(|it| it.incoming.message_id.as_str()).collect();
-        let mut known =
-            Known { cases: tx.known(&ids).await?, waiting: tx.waiting(&ids).await?, awaited: tx.awaited(&own).await? };
+        let cases = tx.known(&ids).await?;
+        let (waiting, awaited) = if tx.any_pending().await? {
+            (tx.waiting(&ids).await?, tx.awaited(&own).await?)
+        } else {
+            (HashSet::new(), HashSet::new())
+        };
+        let mut known = Known { cases, waiting, awaited };
         let mut plain: Vec<(MessageRow, Vec<MessageId>, Vec<u8>)> = Vec::new();
         for item in items {
             let inc = &item.incoming;

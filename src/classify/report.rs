@@ -129,7 +129,7 @@ static PERF_PROSE: LazyLock<Regex> = LazyLock::new(|| {
     .expect("static regex")
 });
 static FUNC_QUOTED: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"(?i)(?:test\s+r\w{2,5}|we)\s+noticed\s+"([^"]{1,400})"\s+(?:on:?|due\s+to)"#).expect("static regex")
+    Regex::new(r#"(?i)(?:test\s+r\w{2,5}|we)\s+noticed\s+"([^"]+)"\s+(?:on:?|due\s+to)"#).expect("static regex")
 });
 static FUNC_FOLLOWING: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)FYI,\s+we\s+noticed\s+the\s+following\s+commit\s*(?:\(built\s+with\s+([^)]+)\))?:?")
@@ -139,9 +139,8 @@ static FUNC_DUE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)(?:FYI,\s+)?we\s+noticed\s+((?:\S+[ \t]+){0,5}?\S+)\s+due\s+to\s+commit\s*(?:\(built\s+with\s+([^)]+)\))?:?")
         .expect("static regex")
 });
-static COMMIT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"(?i)\bcommit:\s+([0-9a-f]{12,40})\b(?:\s*\(\s*"((?s:.{0,400}?))"\s*\))?"#).expect("static regex")
-});
+static COMMIT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r#"(?i)\bcommit:\s+([0-9a-f]{12,40})\b(?:\s*\(\s*")?"#).expect("static regex"));
 static GIT_URL_LINE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\s*((?:https?|git)://\S+)(?:[ \t]+([^\s\[]+))?").expect("static regex"));
 static TESTCASE: LazyLock<Regex> =
@@ -424,9 +423,22 @@ fn extract_with(text: &str, prose: &Prose, subject: &SubjectFacts) -> ReportFact
         .captures_iter(body)
         .find(|c| c.get(1).is_some_and(|m| m.as_str().len() == 40))
         .or_else(|| COMMIT.captures(body));
+    // `("subject")`: the subject may wrap and may itself hold quotes
+    // (`Revert "..."`), so it ends at the first `")` within 400 bytes.
+    let mut commit_end = commit_cap.as_ref().and_then(|c| c.get(0)).map(|m| m.end());
     let commit = commit_cap.as_ref().and_then(|c| {
         let sha = CommitSha::new(c.get(1)?.as_str())?;
-        let subject = c.get(2).map(|m| collapse(m.as_str())).filter(|s| !s.is_empty());
+        let whole = c.get(0)?;
+        let subject = if whole.as_str().ends_with('"') {
+            let rest = &body[whole.end()..floor_boundary(body, whole.end() + 400)];
+            rest.find("\")").map(|i| {
+                commit_end = Some(whole.end() + i + 2);
+                collapse(&rest[..i])
+            })
+        } else {
+            None
+        };
+        let subject = subject.filter(|s| !s.is_empty());
         Some(CommitRef { short: Some(sha.short().to_string()), sha: sha.is_full().then_some(sha.clone()), subject })
     });
     let commit = commit
@@ -435,7 +447,7 @@ fn extract_with(text: &str, prose: &Prose, subject: &SubjectFacts) -> ReportFact
     let mut tree = subject.tree.clone();
     let mut branch = subject.branch.clone();
     let mut tree_url = None;
-    if let Some(end) = commit_cap.as_ref().and_then(|c| c.get(0)).map(|m| m.end())
+    if let Some(end) = commit_end
         && let Some(u) = GIT_URL_LINE.captures(&body[end..])
     {
         let url = u.get(1).map(|m| m.as_str().to_string());

@@ -108,6 +108,11 @@ impl<R: BufRead> Iterator for MboxReader<R> {
                 bytes.truncate(bytes.len() - 1);
             }
         }
+        // Growing by doubling can leave half the buffer unused; messages
+        // may wait in batches, so give the slack back.
+        if bytes.capacity() - bytes.len() > 64 << 10 {
+            bytes.shrink_to_fit();
+        }
         Some(Ok(RawMessage { bytes, origin: format!("{}:{}", self.path.display(), start), offset: Some(start) }))
     }
 }

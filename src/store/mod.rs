@@ -480,6 +480,18 @@ impl Tx<'_> {
         Ok(out)
     }
 
+    /// Whether any stored message waits for an ancestor. In an archive
+    /// imported in order, none does, and the two lookups below can be
+    /// skipped.
+    pub async fn any_pending(&mut self) -> Result<bool, StoreError> {
+        let row = sqlx::query("SELECT EXISTS (SELECT 1 FROM pending_refs)")
+            .fetch_one(&mut *self.tx)
+            .await
+            .map_err(err("look up waiting messages"))?;
+        let any: i64 = row.try_get(0).map_err(err("look up waiting messages"))?;
+        Ok(any != 0)
+    }
+
     /// Which of `ids` wait for an ancestor.
     pub async fn waiting(&mut self, ids: &[&str]) -> Result<HashSet<MessageId>, StoreError> {
         let rows = self
