@@ -94,11 +94,11 @@ fn spawn_pipeline(
 ) -> (tokio::sync::mpsc::Receiver<Chunk>, Vec<std::thread::JoinHandle<()>>) {
     // Two parse workers keep one store busy; more only add memory.
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 2);
-    let (out_tx, out_rx) = tokio::sync::mpsc::channel::<Chunk>(workers);
+    let (out_tx, out_rx) = tokio::sync::mpsc::channel::<Chunk>(2 * workers);
     let mut threads = Vec::new();
     let mut inputs = Vec::new();
     for w in 0..workers {
-        let (in_tx, in_rx) = std::sync::mpsc::sync_channel::<(u64, Vec<source::RawMessage>, Option<SourceError>)>(1);
+        let (in_tx, in_rx) = std::sync::mpsc::sync_channel::<(u64, Vec<source::RawMessage>, Option<SourceError>)>(2);
         inputs.push(in_tx);
         let out = out_tx.clone();
         let cfg = cfg.clone();
@@ -204,6 +204,10 @@ pub struct Engine<'s> {
     store: &'s mut crate::store::Store,
     batch: Vec<Item>,
     batch_bytes: usize,
+    /// What the last batch learnt about its Message-IDs. A thread's
+    /// messages arrive close together, so the next batch's ancestors are
+    /// mostly here and need no lookup. One batch's worth: bounded.
+    recent: Option<Known>,
     w: Writer,
 }
 
@@ -219,7 +223,13 @@ impl<'s> Engine<'s> {
     /// `now` (seconds since the epoch) dates messages without a Date and
     /// decides what is stale.
     pub fn new(store: &'s mut crate::store::Store, cfg: ClassifyConfig, now: i64) -> Engine<'s> {
-        Engine { store, batch: Vec::new(), batch_bytes: 0, w: Writer { cfg, now, stats: IngestStats::default() } }
+        Engine {
+            store,
+            batch: Vec::new(),
+            batch_bytes: 0,
+            recent: None,
+            w: Writer { cfg, now, stats: IngestStats::default() },
+        }
     }
 
     pub fn stats(&self) -> &IngestStats {
@@ -301,22 +311,46 @@ impl<'s> Engine<'s> {
         let items = std::mem::take(&mut self.batch);
         self.batch_bytes = 0;
         let mut tx = self.store.begin().await?;
+        let own: Vec<&str> = items.iter().map(|it| it.incoming.message_id.as_str()).collect();
+        let own_set: HashSet<&str> = own.iter().copied().collect();
+        let recent = self.recent.take();
+        // Look up each own id, and each ancestor that is neither in this
+        // batch (not stored yet) nor known from the last one.
         let mut ids: Vec<&str> = Vec::new();
         let mut seen: HashSet<&str> = HashSet::new();
+        let mut from_recent: Vec<&MessageId> = Vec::new();
         for it in &items {
-            for id in std::iter::once(&it.incoming.message_id).chain(&it.incoming.ancestors) {
-                if seen.insert(id.as_str()) {
+            for (n, id) in std::iter::once(&it.incoming.message_id).chain(&it.incoming.ancestors).enumerate() {
+                if !seen.insert(id.as_str()) {
+                    continue;
+                }
+                let ancestor = n > 0;
+                if ancestor && own_set.contains(id.as_str()) {
+                    continue;
+                }
+                if recent.as_ref().is_some_and(|r| r.cases.contains_key(id)) {
+                    from_recent.push(id);
+                } else {
                     ids.push(id.as_str());
                 }
             }
         }
-        let own: Vec<&str> = items.iter().map(|it| it.incoming.message_id.as_str()).collect();
-        let cases = tx.known(&ids).await?;
-        let (waiting, awaited) = if tx.any_pending().await? {
+        let mut cases = tx.known(&ids).await?;
+        let (mut waiting, awaited) = if tx.any_pending().await? {
             (tx.waiting(&ids).await?, tx.awaited(&own).await?)
         } else {
             (HashSet::new(), HashSet::new())
         };
+        if let Some(r) = &recent {
+            for id in from_recent {
+                if let Some(c) = r.cases.get(id) {
+                    cases.insert(id.clone(), c.clone());
+                }
+                if r.waiting.contains(id) {
+                    waiting.insert(id.clone());
+                }
+            }
+        }
         let mut known = Known { cases, waiting, awaited };
         let mut plain: Vec<(MessageRow, Vec<MessageId>, Vec<u8>)> = Vec::new();
         for item in items {
@@ -365,7 +399,9 @@ impl<'s> Engine<'s> {
             }
         }
         flush_plain(&mut tx, &mut plain).await?;
-        tx.commit().await
+        tx.commit().await?;
+        self.recent = Some(known);
+        Ok(())
     }
 
     /// Stores what is left and marks stale the open cases without activity
