@@ -252,3 +252,29 @@ fn fixtures_ingest_idempotently() {
         assert_eq!(store.table_stats().await.unwrap(), before);
     });
 }
+
+/// ```text
+/// first ingest:   R, A                     (R a report, A <- R)
+/// second ingest:  R, A, B, C in one batch  (B <- A, C <- B; R and A are
+///                                           duplicates, stored before)
+/// ```
+/// Replies that arrive with copies of what was stored before still join
+/// the case through them: a duplicate is looked up, not just skipped.
+#[test]
+fn new_replies_beside_duplicates_of_their_ancestors_join_the_case() {
+    let msgs = fixture_messages("reply-chain");
+    let dir = tempfile::tempdir().unwrap();
+    block_on(async {
+        let first = ingest_into(dir.path(), &msgs[..2], false).await;
+        assert_eq!((first.stats.cases_opened, first.stats.attached), (1, 1));
+        let second = ingest_into(dir.path(), &msgs, false).await;
+        assert_eq!(second.stats.duplicates, 2);
+        assert_eq!(second.stats.new, 2);
+        assert_eq!(second.stats.attached, 2);
+        let [case] = second.cases.as_slice() else { panic!("one case expected, got {}", second.cases.len()) };
+        assert_eq!(message_ids(case).len(), 4);
+        // By their references, not by a weaker rung.
+        let strategies: BTreeSet<Strategy> = case.messages.iter().map(|m| m.strategy).collect();
+        assert_eq!(strategies, [Strategy::Report, Strategy::References].into_iter().collect());
+    });
+}
