@@ -362,7 +362,7 @@ pub fn classify(mail: &Mail, cfg: &ClassifyConfig) -> Classified {
         // What the reply says in words, outside its tables: LKP often
         // answers a retest in prose alone ("the issue still exists on
         // next-20250321", "confirmed the issue gone").
-        let prose = retest::prose_outside_tables(own_clean, &tables);
+        let prose = retest::prose_only(own_clean, &tables);
         let prose_verdict = retest::prose_verdict(&prose);
         let reran = !tables.is_empty() && retest::says_it_reran(&prose);
         if !retests.is_empty()

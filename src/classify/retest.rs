@@ -123,11 +123,6 @@ pub fn says_it_reran(text: &str) -> bool {
     RERAN.is_match(text)
 }
 
-/// `text` without its tables.
-pub fn prose_outside_tables(text: &str, tables: &[Table]) -> String {
-    prose_only(text, tables)
-}
-
 /// What the prose of `text` says about the retest.
 pub fn prose_verdict(text: &str) -> Option<Verdict> {
     if PARTLY.is_match(text) {
@@ -382,7 +377,7 @@ fn pick_fail_row<'t>(table: &'t Table, headline: Option<&str>) -> Option<(&'t su
 }
 
 /// The text outside the tables, where the prose is.
-fn prose_only(text: &str, tables: &[Table]) -> String {
+pub fn prose_only(text: &str, tables: &[Table]) -> String {
     let mut out = String::new();
     let mut last = 0;
     for t in tables {

@@ -81,11 +81,6 @@ pub fn quoted(body: &str) -> String {
     out
 }
 
-/// True when any line is quoted.
-pub fn has_quotes(body: &str) -> bool {
-    lines(body).any(|(d, _)| d > 0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -203,18 +203,16 @@ impl Incoming {
     pub fn new(mail: &Mail, classified: Classified) -> Incoming {
         let mut problems: Vec<String> = mail.problems.clone();
         problems.extend(classified.problems.iter().cloned());
+        // The classifier read it already, outside the reply's tables.
+        let prose_verdict = if classified.retests.is_empty() { classified.prose_verdict } else { None };
         let mut links = Vec::new();
         let mut commits: Vec<String> = Vec::new();
         let mut subject_key = None;
-        let mut prose_verdict = None;
         // Unrelated mail is attached by its references or not at all, so
         // its text is not read again.
         if classified.kind != Kind::Unrelated {
             let own = quote::unquoted(&mail.body);
             links = keys::link_ids(&own);
-            if classified.kind == Kind::RetestResult && classified.retests.is_empty() {
-                prose_verdict = crate::classify::retest::prose_verdict(&own);
-            }
             if let Some(f) = &classified.fix {
                 for id in &f.closes {
                     if !links.contains(id) {
