@@ -87,7 +87,7 @@ pub fn to_json(mail: &Mail, c: &Classified) -> Value {
     o.insert("in_reply_to".into(), v(&mail.in_reply_to));
     o.insert("list_id".into(), v(&mail.list_id));
     o.insert("sender".into(), v(&c.sender));
-    o.insert("report".into(), c.report.as_ref().map_or(Value::Null, report_object));
+    o.insert("report".into(), c.report.as_deref().map_or(Value::Null, report_object));
     if c.kind == Kind::RetestResult {
         o.insert("retest".into(), c.retests.first().map_or(Value::Null, v));
         o.insert("retests".into(), v(&c.retests));

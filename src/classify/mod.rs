@@ -207,11 +207,11 @@ pub struct Classified {
     pub kind: Kind,
     pub sender: Sender,
     /// The message's own report (report kinds only).
-    pub own_report: Option<ReportFacts>,
-    pub build: Option<BuildFacts>,
-    pub build_summary: Option<BuildSummary>,
+    pub own_report: Option<Box<ReportFacts>>,
+    pub build: Option<Box<BuildFacts>>,
+    pub build_summary: Option<Box<BuildSummary>>,
     /// The report this message quotes or answers (other kinds).
-    pub report: Option<ReportFacts>,
+    pub report: Option<Box<ReportFacts>>,
     pub retests: Vec<Retest>,
     /// For a retest result: what its prose says, tables aside.
     pub prose_verdict: Option<crate::model::Verdict>,
@@ -225,7 +225,7 @@ pub struct Classified {
 impl Classified {
     /// The report facts this message states or refers to.
     pub fn any_report(&self) -> Option<&ReportFacts> {
-        self.own_report.as_ref().or(self.report.as_ref())
+        self.own_report.as_deref().or(self.report.as_deref())
     }
 
     /// The commit this message is about: its own report's, its build
@@ -292,7 +292,7 @@ pub fn classify(mail: &Mail, cfg: &ClassifyConfig) -> Classified {
             && let Some(s) = build_error::extract_summary(body, &c.subject)
         {
             c.kind = Kind::BuildSummary;
-            c.build_summary = Some(s);
+            c.build_summary = Some(Box::new(s));
             return c;
         }
         if (robotish || !mail.is_reply())
@@ -304,7 +304,7 @@ pub fn classify(mail: &Mail, cfg: &ClassifyConfig) -> Classified {
                 (Template::Perf, _) => Kind::PerfRegression,
             };
             check_report(&r, &mut c.problems);
-            c.own_report = Some(r);
+            c.own_report = Some(Box::new(r));
             return c;
         }
         if sender == Sender::Robot {
@@ -321,7 +321,7 @@ pub fn classify(mail: &Mail, cfg: &ClassifyConfig) -> Classified {
             && let Some(b) = build_error::extract(body, &c.subject, &mail.subject)
         {
             c.kind = Kind::Build;
-            c.build = Some(b);
+            c.build = Some(Box::new(b));
             return c;
         }
         if sender == Sender::Robot && !mail.is_reply() {
@@ -336,13 +336,13 @@ pub fn classify(mail: &Mail, cfg: &ClassifyConfig) -> Classified {
                 }
                 check_report(&r, &mut c.problems);
                 c.problems.push("report: no template sentence; read by the subject".into());
-                c.own_report = Some(r);
+                c.own_report = Some(Box::new(r));
                 return c;
             }
         }
     }
 
-    c.report = quoted_report(body, &c.subject);
+    c.report = quoted_report(body, &c.subject).map(Box::new);
     let own_clean = text::strip_signature(&own_text);
     let tables = table::find_tables(own_clean);
     let lkp_like = matches!(sender, Sender::Robot | Sender::LkpTeam | Sender::Unknown)
