@@ -83,18 +83,21 @@ struct Chunk {
 /// and bytes, so a run of large reports does not make a large chunk.
 const CHUNK_MESSAGES: usize = 64;
 const CHUNK_BYTES: usize = 512 << 10;
+/// Chunks parsed ahead of the store: a batch's worth, so the workers go on
+/// while a batch is written.
+const QUEUED_CHUNKS: usize = BATCH_MESSAGES / CHUNK_MESSAGES;
 
 /// Starts reading `path` on a thread of its own and parsing and
 /// classifying on worker threads, one per core. Memory stays bounded: each
-/// worker holds one chunk in its queue and one in hand, and the merged
-/// queue one per worker.
+/// worker holds two chunks in its queue and one in hand, and the merged
+/// queue [`QUEUED_CHUNKS`].
 fn spawn_pipeline(
     path: std::path::PathBuf,
     cfg: ClassifyConfig,
 ) -> (tokio::sync::mpsc::Receiver<Chunk>, Vec<std::thread::JoinHandle<()>>) {
     // Two parse workers keep one store busy; more only add memory.
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 2);
-    let (out_tx, out_rx) = tokio::sync::mpsc::channel::<Chunk>(2 * workers);
+    let (out_tx, out_rx) = tokio::sync::mpsc::channel::<Chunk>(QUEUED_CHUNKS);
     let mut threads = Vec::new();
     let mut inputs = Vec::new();
     for w in 0..workers {
@@ -336,11 +339,8 @@ impl<'s> Engine<'s> {
             }
         }
         let mut cases = tx.known(&ids).await?;
-        let (mut waiting, awaited) = if tx.any_pending().await? {
-            (tx.waiting(&ids).await?, tx.awaited(&own).await?)
-        } else {
-            (HashSet::new(), HashSet::new())
-        };
+        let mut waiting = tx.waiting(&ids).await?;
+        let awaited = tx.awaited(&own).await?;
         if let Some(r) = &recent {
             for id in from_recent {
                 if let Some(c) = r.cases.get(id) {

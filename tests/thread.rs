@@ -125,6 +125,29 @@ fn out_of_order_arrival_ends_as_in_order() {
     }
 }
 
+/// The replies C, B, A of `reply_chain_joins_one_case` in one run, their
+/// report R in a later run on the same store file (a fetch that missed R,
+/// then the next one): what waits is known again after the store is
+/// reopened, and the case ends as with the archive in order.
+#[test]
+fn replies_waiting_across_runs_join_when_the_report_arrives() {
+    let msgs = fixture_messages("reply-chain");
+    let in_order = ingest(&msgs, false);
+    let dir = tempfile::tempdir().unwrap();
+    let replies: Vec<Vec<u8>> = msgs[1..].iter().rev().cloned().collect();
+    let first = block_on(ingest_into(dir.path(), &replies, false));
+    assert_eq!(first.stats.cases_opened, 0);
+    assert!(first.cases.is_empty());
+    let second = block_on(ingest_into(dir.path(), &msgs[..1], false));
+    assert_eq!(second.stats.cases_opened, 1);
+    assert_eq!(second.stats.attached, 3);
+    let [case] = second.cases.as_slice() else { panic!("one case expected") };
+    let [want] = in_order.cases.as_slice() else { panic!("one case expected") };
+    assert_eq!(message_ids(case), message_ids(want));
+    assert_eq!(event_kinds(case), event_kinds(want));
+    assert_eq!(case.view.state, want.view.state);
+}
+
 /// ```text
 /// R  202605111200.cccc0001-lkp@intel.com        functional (robot)
 /// F  [PATCH] xfs: check the inode log item ...  new thread; Closes: .../oe-lkp/<R>

@@ -8,6 +8,7 @@
 //! `Store` methods. Domain types are mapped to rows by hand in [`rows`].
 //! The SQL stays portable (see the migration's header).
 
+mod filter;
 pub mod rows;
 
 use std::collections::{HashMap, HashSet};
@@ -126,6 +127,18 @@ pub enum CaseFilter {
 
 pub struct Store {
     conn: SqliteConnection,
+    pending: PendingFilters,
+}
+
+/// What `pending_refs` holds, summarised in memory so that the lookups of
+/// every batch (which of these ids wait, which are waited for) mostly
+/// need no query: in a list archive almost no message is either.
+#[derive(Default)]
+struct PendingFilters {
+    /// `ancestor_id`s.
+    awaited: filter::Filter,
+    /// `message_id`s.
+    waiting: filter::Filter,
 }
 
 impl Store {
@@ -162,9 +175,23 @@ impl Store {
     }
 
     async fn ready(conn: SqliteConnection) -> Result<Store, StoreError> {
-        let mut s = Store { conn };
+        let mut s = Store { conn, pending: PendingFilters::default() };
         s.migrate().await?;
+        s.load_pending().await?;
         Ok(s)
+    }
+
+    /// Fills the pending filters from the table, streaming its rows.
+    async fn load_pending(&mut self) -> Result<(), StoreError> {
+        use futures_util::TryStreamExt;
+        let mut rows = sqlx::query("SELECT ancestor_id, message_id FROM pending_refs").fetch(&mut self.conn);
+        while let Some(row) = rows.try_next().await.map_err(err("read pending references"))? {
+            let ancestor: &str = row.try_get(0).map_err(err("read pending references"))?;
+            let message: &str = row.try_get(1).map_err(err("read pending references"))?;
+            self.pending.awaited.insert(ancestor);
+            self.pending.waiting.insert(message);
+        }
+        Ok(())
     }
 
     async fn migrate(&mut self) -> Result<(), StoreError> {
@@ -200,7 +227,7 @@ impl Store {
     /// [`Tx::commit`].
     pub async fn begin(&mut self) -> Result<Tx<'_>, StoreError> {
         let tx = self.conn.begin().await.map_err(err("begin a transaction"))?;
-        Ok(Tx { tx })
+        Ok(Tx { tx, pending: &mut self.pending })
     }
 
     /// Row counts and content checksums of every table, to show that a run
@@ -427,6 +454,9 @@ fn chunks<T>(items: &[T]) -> impl Iterator<Item = &[T]> {
 /// A write transaction: what the engine does for a batch of messages.
 pub struct Tx<'c> {
     tx: sqlx::Transaction<'c, sqlx::Sqlite>,
+    /// Kept a superset of the table's ids: added to before each insert,
+    /// never cleared (a rolled back insert leaves only a false "maybe").
+    pending: &'c mut PendingFilters,
 }
 
 impl Tx<'_> {
@@ -480,25 +510,17 @@ impl Tx<'_> {
         Ok(out)
     }
 
-    /// Whether any stored message waits for an ancestor. In an archive
-    /// imported in order, none does, and the two lookups below can be
-    /// skipped.
-    pub async fn any_pending(&mut self) -> Result<bool, StoreError> {
-        let row = sqlx::query("SELECT EXISTS (SELECT 1 FROM pending_refs)")
-            .fetch_one(&mut *self.tx)
-            .await
-            .map_err(err("look up waiting messages"))?;
-        let any: i64 = row.try_get(0).map_err(err("look up waiting messages"))?;
-        Ok(any != 0)
-    }
-
     /// Which of `ids` wait for an ancestor.
     pub async fn waiting(&mut self, ids: &[&str]) -> Result<HashSet<MessageId>, StoreError> {
+        let maybe: Vec<&str> = ids.iter().copied().filter(|id| self.pending.waiting.may_contain(id)).collect();
+        if maybe.is_empty() {
+            return Ok(HashSet::new());
+        }
         let rows = self
             .select_in(
                 "SELECT DISTINCT message_id FROM pending_refs WHERE message_id IN",
                 "",
-                ids,
+                &maybe,
                 "look up waiting messages",
             )
             .await?;
@@ -507,11 +529,15 @@ impl Tx<'_> {
 
     /// Which of `ids` some stored message waits for.
     pub async fn awaited(&mut self, ids: &[&str]) -> Result<HashSet<MessageId>, StoreError> {
+        let maybe: Vec<&str> = ids.iter().copied().filter(|id| self.pending.awaited.may_contain(id)).collect();
+        if maybe.is_empty() {
+            return Ok(HashSet::new());
+        }
         let rows = self
             .select_in(
                 "SELECT DISTINCT ancestor_id FROM pending_refs WHERE ancestor_id IN",
                 "",
-                ids,
+                &maybe,
                 "look up awaited messages",
             )
             .await?;
@@ -581,6 +607,8 @@ impl Tx<'_> {
     /// Records that `message` waits for each of `ancestors`.
     pub async fn add_pending(&mut self, message: &MessageId, ancestors: &[&MessageId]) -> Result<(), StoreError> {
         for a in ancestors {
+            self.pending.awaited.insert(a.as_str());
+            self.pending.waiting.insert(message.as_str());
             sqlx::query(
                 "INSERT INTO pending_refs (ancestor_id, message_id) VALUES ($1, $2) \
                  ON CONFLICT (ancestor_id, message_id) DO NOTHING",
@@ -597,6 +625,9 @@ impl Tx<'_> {
     /// The messages that waited for `ancestor`, oldest first; they wait
     /// for it no more.
     pub async fn take_pending(&mut self, ancestor: &MessageId) -> Result<Vec<MessageId>, StoreError> {
+        if !self.pending.awaited.may_contain(ancestor.as_str()) {
+            return Ok(Vec::new());
+        }
         let rows = sqlx::query(
             "SELECT p.message_id FROM pending_refs p JOIN messages m ON m.message_id = p.message_id \
              WHERE p.ancestor_id = $1 ORDER BY m.date, p.message_id",
@@ -618,6 +649,9 @@ impl Tx<'_> {
     }
 
     pub async fn is_waiting(&mut self, id: &MessageId) -> Result<bool, StoreError> {
+        if !self.pending.waiting.may_contain(id.as_str()) {
+            return Ok(false);
+        }
         let row = sqlx::query("SELECT 1 FROM pending_refs WHERE message_id = $1 LIMIT 1")
             .bind(id.as_str())
             .fetch_optional(&mut *self.tx)
