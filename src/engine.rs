@@ -64,10 +64,10 @@ fn keeps_raw(incoming: &Incoming) -> bool {
     !(incoming.kind() == Kind::Unrelated && incoming.ancestors.is_empty())
 }
 
-/// A message read and prepared off the store's thread.
+/// A message read and prepared off the store's thread; `item` is `None`
+/// when preparing it panicked.
 struct Prepared {
-    incoming: Option<Incoming>,
-    raw: Vec<u8>,
+    item: Option<Item>,
     offset: Option<u64>,
 }
 
@@ -107,15 +107,8 @@ fn spawn_pipeline(
         let cfg = cfg.clone();
         let spawned = std::thread::Builder::new().name(format!("lkpbot-parse-{w}")).spawn(move || {
             for (seq, raws, error) in in_rx {
-                let messages = raws
-                    .into_iter()
-                    .map(|r| {
-                        let incoming = prepare(&r.bytes, &cfg);
-                        // Bytes that will not be kept do not wait in a queue.
-                        let raw = if incoming.as_ref().is_some_and(keeps_raw) { r.bytes } else { Vec::new() };
-                        Prepared { incoming, raw, offset: r.offset }
-                    })
-                    .collect();
+                let messages =
+                    raws.into_iter().map(|r| Prepared { item: Item::new(r.bytes, &cfg), offset: r.offset }).collect();
                 // A closed queue means the store side stopped: stop too.
                 if out.blocking_send(Chunk { seq, messages, error }).is_err() {
                     return;
@@ -179,9 +172,22 @@ pub struct Progress {
 
 struct Item {
     incoming: Incoming,
+    /// Its `messages` row, made where it was parsed.
+    row: MessageRow,
     /// Kept only when it may be needed: by a message that might join a
     /// case now or when its ancestors arrive.
     raw: Vec<u8>,
+}
+
+impl Item {
+    /// Prepares one message; `None` when that panicked.
+    fn new(raw: Vec<u8>, cfg: &ClassifyConfig) -> Option<Item> {
+        let incoming = prepare(&raw, cfg)?;
+        let row = message_row(&incoming);
+        // Bytes that will not be kept do not wait in a queue.
+        let raw = if keeps_raw(&incoming) { raw } else { Vec::new() };
+        Some(Item { incoming, row, raw })
+    }
 }
 
 /// Parses, classifies and takes the threading keys of one message; `None`
@@ -262,7 +268,7 @@ impl<'s> Engine<'s> {
             while let Some(chunk) = waiting.remove(&next) {
                 next += 1;
                 for p in chunk.messages {
-                    self.push_prepared(p.incoming, p.raw).await?;
+                    self.push_prepared(p.item).await?;
                     progress(Progress { messages: self.w.stats.read, offset: p.offset });
                 }
                 if let Some(e) = chunk.error {
@@ -283,23 +289,20 @@ impl<'s> Engine<'s> {
 
     /// Takes one raw message; it is stored with its batch.
     pub async fn push(&mut self, raw: Vec<u8>) -> Result<(), StoreError> {
-        let incoming = prepare(&raw, &self.w.cfg);
-        self.push_prepared(incoming, raw).await
+        let item = Item::new(raw, &self.w.cfg);
+        self.push_prepared(item).await
     }
 
     /// Takes a message already parsed and classified (`None`: it could
     /// not be, and counts as a problem).
-    async fn push_prepared(&mut self, incoming: Option<Incoming>, mut raw: Vec<u8>) -> Result<(), StoreError> {
+    async fn push_prepared(&mut self, item: Option<Item>) -> Result<(), StoreError> {
         self.w.stats.read += 1;
-        let Some(incoming) = incoming else {
+        let Some(item) = item else {
             self.w.stats.problems += 1;
             return Ok(());
         };
-        if !keeps_raw(&incoming) {
-            raw = Vec::new();
-        }
-        self.batch_bytes += raw.len() + incoming.subject.len() + 256;
-        self.batch.push(Item { incoming, raw });
+        self.batch_bytes += item.raw.len() + item.incoming.subject.len() + 256;
+        self.batch.push(item);
         if self.batch.len() >= BATCH_MESSAGES || self.batch_bytes >= BATCH_BYTES {
             self.flush().await?;
         }
@@ -352,7 +355,7 @@ impl<'s> Engine<'s> {
             }
         }
         let mut known = Known { cases, waiting, awaited };
-        let mut plain: Vec<(MessageRow, Vec<MessageId>, Vec<u8>)> = Vec::new();
+        let mut plain: Vec<Plain> = Vec::new();
         for item in items {
             let inc = &item.incoming;
             if known.cases.contains_key(&inc.message_id) {
@@ -378,11 +381,11 @@ impl<'s> Engine<'s> {
                     known.waiting.insert(inc.message_id.clone());
                     known.awaited.extend(waits_on.iter().cloned());
                 }
-                plain.push((message_row(inc), waits_on, item.raw));
+                plain.push(Plain { row: item.row, waits_on, raw: item.raw });
                 continue;
             }
             flush_plain(&mut tx, &mut plain).await?;
-            let changed = self.w.thread_one(&mut tx, &item, &ref_cases, &waits_on).await?;
+            let changed = self.w.thread_one(&mut tx, item, &ref_cases, &waits_on).await?;
             known.awaited.extend(waits_on);
             for (id, cases, waiting) in changed {
                 let entry = known.cases.entry(id.clone()).or_default();
@@ -443,17 +446,17 @@ impl Writer {
     async fn thread_one(
         &mut self,
         tx: &mut Tx<'_>,
-        item: &Item,
+        item: Item,
         ref_cases: &[CaseId],
         waits_on: &[MessageId],
     ) -> Result<Vec<(MessageId, Vec<CaseId>, bool)>, StoreError> {
         let inc = &item.incoming;
-        tx.insert_messages(&[message_row(inc)]).await?;
+        tx.insert_messages(vec![item.row]).await?;
         let (cases, _) = self.thread_stored(tx, inc, ref_cases).await?;
-        let waits: Vec<&MessageId> = waits_on.iter().collect();
-        tx.add_pending(&inc.message_id, &waits).await?;
+        let waits: Vec<(&MessageId, &MessageId)> = waits_on.iter().map(|a| (&inc.message_id, a)).collect();
+        tx.add_pending(&waits).await?;
         if !cases.is_empty() || !waits.is_empty() {
-            tx.insert_raw(&inc.message_id, &item.raw).await?;
+            tx.insert_raw(&[(&inc.message_id, &item.raw)]).await?;
         }
         let mut changed = vec![(inc.message_id.clone(), cases.clone(), !waits.is_empty())];
         // What waits for a message that itself waits, and is in no case,
@@ -607,27 +610,34 @@ impl Writer {
     }
 }
 
+/// An ordinary message: in no case, its row buffered for a multi-row
+/// insert; its bytes are kept while it waits for ancestors.
+struct Plain {
+    row: MessageRow,
+    waits_on: Vec<MessageId>,
+    raw: Vec<u8>,
+}
+
 /// Inserts the buffered ordinary messages: their rows, and for those
 /// waiting for an ancestor, the pending references and raw bytes.
-async fn flush_plain(
-    tx: &mut Tx<'_>,
-    plain: &mut Vec<(MessageRow, Vec<MessageId>, Vec<u8>)>,
-) -> Result<(), StoreError> {
+async fn flush_plain(tx: &mut Tx<'_>, plain: &mut Vec<Plain>) -> Result<(), StoreError> {
     if plain.is_empty() {
         return Ok(());
     }
-    let rows: Vec<MessageRow> = plain.iter().map(|(r, _, _)| r.clone()).collect();
-    tx.insert_messages(&rows).await?;
-    for (row, waits, raw) in plain.drain(..) {
-        if waits.is_empty() {
-            continue;
+    let mut rows = Vec::with_capacity(plain.len());
+    let mut waiting = Vec::new();
+    for p in plain.drain(..) {
+        if !p.waits_on.is_empty() {
+            waiting.push((crate::store::rows::message_id(&p.row.message_id)?, p.waits_on, p.raw));
         }
-        let id = crate::store::rows::message_id(&row.message_id)?;
-        let refs: Vec<&MessageId> = waits.iter().collect();
-        tx.add_pending(&id, &refs).await?;
-        tx.insert_raw(&id, &raw).await?;
+        rows.push(p.row);
     }
-    Ok(())
+    tx.insert_messages(rows).await?;
+    let waits: Vec<(&MessageId, &MessageId)> =
+        waiting.iter().flat_map(|(id, waits, _)| waits.iter().map(move |a| (id, a))).collect();
+    tx.add_pending(&waits).await?;
+    let raws: Vec<(&MessageId, &[u8])> = waiting.iter().map(|(id, _, raw)| (id, raw.as_slice())).collect();
+    tx.insert_raw(&raws).await
 }
 
 /// Looks up the cases a message's keys name.

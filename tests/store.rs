@@ -36,7 +36,7 @@ fn opens_a_file_in_wal_mode_and_migrates_once() {
     block_on(async {
         let mut store = Store::open(&path).await.unwrap();
         let mut tx = store.begin().await.unwrap();
-        assert_eq!(tx.insert_messages(&[row("a@x"), row("b@x")]).await.unwrap(), 2);
+        assert_eq!(tx.insert_messages(vec![row("a@x"), row("b@x")]).await.unwrap(), 2);
         tx.commit().await.unwrap();
         assert!(dir.path().join("lkpbot.db-wal").exists(), "no WAL file beside the store");
         drop(store);
@@ -76,8 +76,8 @@ fn messages_are_unique_by_message_id() {
     block_on(async {
         let mut store = Store::open_in_memory().await.unwrap();
         let mut tx = store.begin().await.unwrap();
-        assert_eq!(tx.insert_messages(&[row("a@x")]).await.unwrap(), 1);
-        assert_eq!(tx.insert_messages(&[row("a@x"), row("b@x")]).await.unwrap(), 1);
+        assert_eq!(tx.insert_messages(vec![row("a@x")]).await.unwrap(), 1);
+        assert_eq!(tx.insert_messages(vec![row("a@x"), row("b@x")]).await.unwrap(), 1);
         let known = tx.known(&["a@x", "b@x", "c@x"]).await.unwrap();
         assert_eq!(known.len(), 2);
         assert!(known.values().all(Vec::is_empty));
@@ -123,18 +123,18 @@ fn table_stats_see_every_change() {
     block_on(async {
         let mut store = Store::open_in_memory().await.unwrap();
         let mut tx = store.begin().await.unwrap();
-        tx.insert_messages(&[row("a@x")]).await.unwrap();
+        tx.insert_messages(vec![row("a@x")]).await.unwrap();
         tx.commit().await.unwrap();
         let before = store.table_stats().await.unwrap();
         let mut tx = store.begin().await.unwrap();
-        tx.insert_raw(&MessageId::new("a@x").unwrap(), b"bytes").await.unwrap();
+        tx.insert_raw(&[(&MessageId::new("a@x").unwrap(), b"bytes")]).await.unwrap();
         tx.commit().await.unwrap();
         let after = store.table_stats().await.unwrap();
         let changed: Vec<&str> = before.iter().zip(&after).filter(|(a, b)| a != b).map(|(a, _)| a.table).collect();
         assert_eq!(changed, ["raw_messages"]);
         let mut tx = store.begin().await.unwrap();
         tx.drop_raw_if_unneeded(&MessageId::new("a@x").unwrap()).await.unwrap();
-        tx.insert_raw(&MessageId::new("a@x").unwrap(), b"other").await.unwrap();
+        tx.insert_raw(&[(&MessageId::new("a@x").unwrap(), b"other")]).await.unwrap();
         tx.commit().await.unwrap();
         let again = store.table_stats().await.unwrap();
         let raw = |s: &[lkpbot::store::TableStat]| s.iter().find(|x| x.table == "raw_messages").unwrap().clone();

@@ -441,14 +441,29 @@ fn placeholders(n: usize) -> String {
 /// statement cache sees at most four shapes of each.
 const CHUNK_SIZES: [usize; 4] = [256, 32, 4, 1];
 
+/// The lengths of the chunks `n` values are sent in.
+fn chunk_lens(mut n: usize) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        let size = CHUNK_SIZES.iter().copied().find(|&s| s <= n)?;
+        n -= size;
+        Some(size)
+    })
+}
+
 fn chunks<T>(items: &[T]) -> impl Iterator<Item = &[T]> {
     let mut rest = items;
-    std::iter::from_fn(move || {
-        let size = CHUNK_SIZES.iter().copied().find(|&s| s <= rest.len())?;
+    chunk_lens(items.len()).map(move |size| {
         let (head, tail) = rest.split_at(size);
         rest = tail;
-        Some(head)
+        head
     })
+}
+
+/// `INSERT INTO {into} VALUES (?, ...), ... {tail}` for `rows` rows of
+/// `cols` values.
+fn insert_sql(into: &str, cols: usize, rows: usize, tail: &str) -> String {
+    let row = format!("({})", placeholders(cols));
+    format!("INSERT INTO {into} VALUES {} {tail}", vec![row.as_str(); rows].join(", "))
 }
 
 /// A write transaction: what the engine does for a batch of messages.
@@ -545,38 +560,38 @@ impl Tx<'_> {
     }
 
     /// Inserts message rows (ignoring ones already there); returns how many
-    /// were new.
-    pub async fn insert_messages(&mut self, msgs: &[MessageRow]) -> Result<u64, StoreError> {
+    /// were new. Takes the rows: their strings are handed to SQLite, not
+    /// copied.
+    pub async fn insert_messages(&mut self, msgs: Vec<MessageRow>) -> Result<u64, StoreError> {
         let mut n = 0;
-        for chunk in chunks(msgs) {
-            let values: Vec<String> = (0..chunk.len()).map(|_| format!("({})", placeholders(6))).collect();
-            let sql = format!(
-                "INSERT INTO messages (message_id, kind, subject, from_addr, date, problems) VALUES {} \
-                 ON CONFLICT (message_id) DO NOTHING",
-                values.join(", ")
+        let mut rest = msgs.into_iter();
+        for len in chunk_lens(rest.len()) {
+            let sql = insert_sql(
+                "messages (message_id, kind, subject, from_addr, date, problems)",
+                6,
+                len,
+                "ON CONFLICT (message_id) DO NOTHING",
             );
             let mut q = sqlx::query(AssertSqlSafe(sql));
-            for m in chunk {
-                q = q
-                    .bind(m.message_id.as_str())
-                    .bind(m.kind)
-                    .bind(m.subject.as_str())
-                    .bind(m.from_addr.as_deref())
-                    .bind(m.date)
-                    .bind(m.problems);
+            for m in rest.by_ref().take(len) {
+                q = q.bind(m.message_id).bind(m.kind).bind(m.subject).bind(m.from_addr).bind(m.date).bind(m.problems);
             }
             n += q.execute(&mut *self.tx).await.map_err(err("insert messages"))?.rows_affected();
         }
         Ok(n)
     }
 
-    pub async fn insert_raw(&mut self, id: &MessageId, bytes: &[u8]) -> Result<(), StoreError> {
-        sqlx::query("INSERT INTO raw_messages (message_id, bytes) VALUES ($1, $2) ON CONFLICT (message_id) DO NOTHING")
-            .bind(id.as_str())
-            .bind(bytes)
-            .execute(&mut *self.tx)
-            .await
-            .map_err(err("store raw bytes"))?;
+    /// Keeps the bytes of messages (ignoring ones kept already).
+    pub async fn insert_raw(&mut self, raws: &[(&MessageId, &[u8])]) -> Result<(), StoreError> {
+        for chunk in chunks(raws) {
+            let sql =
+                insert_sql("raw_messages (message_id, bytes)", 2, chunk.len(), "ON CONFLICT (message_id) DO NOTHING");
+            let mut q = sqlx::query(AssertSqlSafe(sql));
+            for (id, bytes) in chunk {
+                q = q.bind(id.as_str()).bind(*bytes);
+            }
+            q.execute(&mut *self.tx).await.map_err(err("store raw bytes"))?;
+        }
         Ok(())
     }
 
@@ -604,20 +619,25 @@ impl Tx<'_> {
         Ok(())
     }
 
-    /// Records that `message` waits for each of `ancestors`.
-    pub async fn add_pending(&mut self, message: &MessageId, ancestors: &[&MessageId]) -> Result<(), StoreError> {
-        for a in ancestors {
-            self.pending.awaited.insert(a.as_str());
+    /// Records that each `(message, ancestor)` message waits for its
+    /// ancestor.
+    pub async fn add_pending(&mut self, waits: &[(&MessageId, &MessageId)]) -> Result<(), StoreError> {
+        for (message, ancestor) in waits {
             self.pending.waiting.insert(message.as_str());
-            sqlx::query(
-                "INSERT INTO pending_refs (ancestor_id, message_id) VALUES ($1, $2) \
-                 ON CONFLICT (ancestor_id, message_id) DO NOTHING",
-            )
-            .bind(a.as_str())
-            .bind(message.as_str())
-            .execute(&mut *self.tx)
-            .await
-            .map_err(err("record a pending reference"))?;
+            self.pending.awaited.insert(ancestor.as_str());
+        }
+        for chunk in chunks(waits) {
+            let sql = insert_sql(
+                "pending_refs (message_id, ancestor_id)",
+                2,
+                chunk.len(),
+                "ON CONFLICT (ancestor_id, message_id) DO NOTHING",
+            );
+            let mut q = sqlx::query(AssertSqlSafe(sql));
+            for (message, ancestor) in chunk {
+                q = q.bind(message.as_str()).bind(ancestor.as_str());
+            }
+            q.execute(&mut *self.tx).await.map_err(err("record pending references"))?;
         }
         Ok(())
     }
