@@ -116,17 +116,22 @@ pub fn subject_is_reply(subject: &str) -> bool {
 }
 
 /// One parser for every message: building its header table per message
-/// costs as much as parsing a small mail. `Received` headers stay raw:
-/// nothing reads them, and a list server's mail carries many of them.
+/// costs as much as parsing a small mail. Only the headers [`parse`] reads
+/// are decoded; every other one is skipped (a list server's mail carries
+/// a dozen `Received` and `List-*` lines). Skipped headers keep their
+/// place, so `header_raw` still reads `List-Id` and `Auto-Submitted`.
 static PARSER: LazyLock<MessageParser> = LazyLock::new(|| {
     MessageParser::new()
         .with_mime_headers()
-        .with_date_headers()
-        .with_address_headers()
-        .with_message_ids()
+        .header_date(HeaderName::Date)
+        .header_address(HeaderName::From)
+        .header_address(HeaderName::To)
+        .header_address(HeaderName::Cc)
+        .header_id(HeaderName::MessageId)
+        .header_id(HeaderName::InReplyTo)
+        .header_id(HeaderName::References)
         .header_text(HeaderName::Subject)
-        .header_raw(HeaderName::ListId)
-        .header_raw(HeaderName::Received)
+        .default_header_ignore()
 });
 
 /// Parses one message. Never fails: a message mail-parser cannot read at
