@@ -303,7 +303,14 @@ pub fn deobfuscate_address(s: &str) -> Option<String> {
 }
 
 pub(crate) fn collapse_ws(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+    let mut out = String::with_capacity(s.len());
+    for word in s.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out
 }
 
 /// LF line ends, no NULs, bounded size.
@@ -341,6 +348,13 @@ pub(crate) fn synthesize_message_id(raw: &[u8]) -> MessageId {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn whitespace_collapses_to_single_spaces() {
+        assert_eq!(collapse_ws("  [PATCH v2]\t mm:\r\n  fix\u{a0}\u{b}it  "), "[PATCH v2] mm: fix it");
+        assert_eq!(collapse_ws(" \t\n"), "");
+        assert_eq!(collapse_ws("one"), "one");
+    }
 
     #[test]
     fn reply_subjects() {
