@@ -148,6 +148,34 @@ fn replies_waiting_across_runs_join_when_the_report_arrives() {
     assert_eq!(case.view.state, want.view.state);
 }
 
+/// Two `lkpbot`s on one store file (a daemon fetching, a user importing):
+/// store A has written before, store B then stores the replies C, B, A,
+/// and A stores their report R. A learns what B left waiting, and the
+/// replies join R's case.
+#[test]
+fn replies_stored_by_another_process_join_when_the_report_arrives() {
+    let msgs = fixture_messages("reply-chain");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lkpbot.db");
+    let cases = block_on(async {
+        let mut a = Store::open(&path).await.unwrap();
+        a.begin().await.unwrap().commit().await.unwrap();
+        let mut b = Store::open(&path).await.unwrap();
+        let mut engine = Engine::new(&mut b, ClassifyConfig::default(), NOW);
+        for m in msgs[1..].iter().rev() {
+            engine.push(m.clone()).await.unwrap();
+        }
+        assert_eq!(engine.finish(None).await.unwrap().cases_opened, 0);
+        let mut engine = Engine::new(&mut a, ClassifyConfig::default(), NOW);
+        engine.push(msgs[0].clone()).await.unwrap();
+        let stats = engine.finish(None).await.unwrap();
+        assert_eq!((stats.cases_opened, stats.attached), (1, 3));
+        a.cases(CaseFilter::All, true).await.unwrap()
+    });
+    let [case] = cases.as_slice() else { panic!("one case expected, got {}", cases.len()) };
+    assert_eq!(message_ids(case).len(), 4);
+}
+
 /// ```text
 /// R  202605111200.cccc0001-lkp@intel.com        functional (robot)
 /// F  [PATCH] xfs: check the inode log item ...  new thread; Closes: .../oe-lkp/<R>

@@ -128,6 +128,9 @@ pub enum CaseFilter {
 pub struct Store {
     conn: SqliteConnection,
     pending: PendingFilters,
+    /// `PRAGMA data_version` when the filters were last filled; `None`
+    /// before the first write transaction (reading needs no filters).
+    pending_version: Option<i64>,
 }
 
 /// What `pending_refs` holds, summarised in memory so that the lookups of
@@ -175,23 +178,9 @@ impl Store {
     }
 
     async fn ready(conn: SqliteConnection) -> Result<Store, StoreError> {
-        let mut s = Store { conn, pending: PendingFilters::default() };
+        let mut s = Store { conn, pending: PendingFilters::default(), pending_version: None };
         s.migrate().await?;
-        s.load_pending().await?;
         Ok(s)
-    }
-
-    /// Fills the pending filters from the table, streaming its rows.
-    async fn load_pending(&mut self) -> Result<(), StoreError> {
-        use futures_util::TryStreamExt;
-        let mut rows = sqlx::query("SELECT ancestor_id, message_id FROM pending_refs").fetch(&mut self.conn);
-        while let Some(row) = rows.try_next().await.map_err(err("read pending references"))? {
-            let ancestor: &str = row.try_get(0).map_err(err("read pending references"))?;
-            let message: &str = row.try_get(1).map_err(err("read pending references"))?;
-            self.pending.awaited.insert(ancestor);
-            self.pending.waiting.insert(message);
-        }
-        Ok(())
     }
 
     async fn migrate(&mut self) -> Result<(), StoreError> {
@@ -225,8 +214,23 @@ impl Store {
 
     /// Starts a write transaction; nothing is visible to others until
     /// [`Tx::commit`].
+    ///
+    /// The write lock is taken at once (`BEGIN IMMEDIATE`), so no other
+    /// process commits while the transaction runs. If one did since the
+    /// last transaction (another `lkpbot` on the same file), the pending
+    /// filters are filled again from the table: they must never miss an
+    /// id that is in it.
     pub async fn begin(&mut self) -> Result<Tx<'_>, StoreError> {
-        let tx = self.conn.begin().await.map_err(err("begin a transaction"))?;
+        let mut tx = self.conn.begin_with("BEGIN IMMEDIATE").await.map_err(err("begin a transaction"))?;
+        let version: i64 = sqlx::query("PRAGMA data_version")
+            .fetch_one(&mut *tx)
+            .await
+            .and_then(|r| r.try_get(0))
+            .map_err(err("read the data version"))?;
+        if self.pending_version != Some(version) {
+            self.pending = load_pending(&mut tx).await?;
+            self.pending_version = Some(version);
+        }
         Ok(Tx { tx, pending: &mut self.pending })
     }
 
@@ -440,6 +444,20 @@ fn placeholders(n: usize) -> String {
 /// Statements over many values are sent in chunks of these sizes, so the
 /// statement cache sees at most four shapes of each.
 const CHUNK_SIZES: [usize; 4] = [256, 32, 4, 1];
+
+/// The pending filters, filled from the table (streaming its rows).
+async fn load_pending(conn: &mut SqliteConnection) -> Result<PendingFilters, StoreError> {
+    use futures_util::TryStreamExt;
+    let mut pending = PendingFilters::default();
+    let mut rows = sqlx::query("SELECT ancestor_id, message_id FROM pending_refs").fetch(conn);
+    while let Some(row) = rows.try_next().await.map_err(err("read pending references"))? {
+        let ancestor: &str = row.try_get(0).map_err(err("read pending references"))?;
+        let message: &str = row.try_get(1).map_err(err("read pending references"))?;
+        pending.awaited.insert(ancestor);
+        pending.waiting.insert(message);
+    }
+    Ok(pending)
+}
 
 /// The lengths of the chunks `n` values are sent in.
 fn chunk_lens(mut n: usize) -> impl Iterator<Item = usize> {
