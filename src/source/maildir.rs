@@ -25,6 +25,6 @@ pub fn read(path: &Path) -> Result<impl Iterator<Item = Result<RawMessage, Sourc
     files.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
     Ok(files.into_iter().map(|p| {
         let bytes = std::fs::read(&p).map_err(|e| SourceError::Read { path: p.clone(), source: e })?;
-        Ok(RawMessage { bytes, origin: p.display().to_string(), offset: None })
+        Ok(RawMessage { bytes, offset: None })
     }))
 }

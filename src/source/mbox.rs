@@ -113,7 +113,7 @@ impl<R: BufRead> Iterator for MboxReader<R> {
         if bytes.capacity() - bytes.len() > 64 << 10 {
             bytes.shrink_to_fit();
         }
-        Some(Ok(RawMessage { bytes, origin: format!("{}:{}", self.path.display(), start), offset: Some(start) }))
+        Some(Ok(RawMessage { bytes, offset: Some(start) }))
     }
 }
 

@@ -32,8 +32,6 @@ pub enum SourceError {
 #[derive(Clone, Debug)]
 pub struct RawMessage {
     pub bytes: Vec<u8>,
-    /// Where it came from, for error messages: `path` or `path:offset`.
-    pub origin: String,
     /// Byte offset of the message in an mbox file.
     pub offset: Option<u64>,
 }
@@ -92,7 +90,7 @@ pub fn open(path: &Path) -> Result<Messages, SourceError> {
         Format::Maildir => Ok(Box::new(maildir::read(path)?)),
         Format::Eml => {
             let bytes = std::fs::read(path).map_err(|e| SourceError::Read { path: path.into(), source: e })?;
-            Ok(Box::new(std::iter::once(Ok(RawMessage { bytes, origin: path.display().to_string(), offset: None }))))
+            Ok(Box::new(std::iter::once(Ok(RawMessage { bytes, offset: None }))))
         }
     }
 }
