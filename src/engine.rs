@@ -57,7 +57,6 @@ pub struct IngestStats {
     pub unreadable_sources: u64,
 }
 
-/// How far a run has come, for progress bars.
 /// Whether a message's raw bytes may be needed: ordinary traffic that
 /// starts a thread never joins a case.
 fn keeps_raw(incoming: &Incoming) -> bool {
@@ -163,6 +162,7 @@ fn spawn_pipeline(
     (out_rx, threads)
 }
 
+/// How far a run has come, for progress bars.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Progress {
     pub messages: u64,

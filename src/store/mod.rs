@@ -545,35 +545,28 @@ impl Tx<'_> {
 
     /// Which of `ids` wait for an ancestor.
     pub async fn waiting(&mut self, ids: &[&str]) -> Result<HashSet<MessageId>, StoreError> {
-        let maybe: Vec<&str> = ids.iter().copied().filter(|id| self.pending.waiting.may_contain(id)).collect();
-        if maybe.is_empty() {
-            return Ok(HashSet::new());
-        }
-        let rows = self
-            .select_in(
-                "SELECT DISTINCT message_id FROM pending_refs WHERE message_id IN",
-                "",
-                &maybe,
-                "look up waiting messages",
-            )
-            .await?;
-        ids_of(&rows)
+        self.pending_in("message_id", |p| &p.waiting, ids).await
     }
 
     /// Which of `ids` some stored message waits for.
     pub async fn awaited(&mut self, ids: &[&str]) -> Result<HashSet<MessageId>, StoreError> {
-        let maybe: Vec<&str> = ids.iter().copied().filter(|id| self.pending.awaited.may_contain(id)).collect();
+        self.pending_in("ancestor_id", |p| &p.awaited, ids).await
+    }
+
+    /// Which of `ids` are in `column` of `pending_refs`, asking only for
+    /// those its `filter` cannot rule out.
+    async fn pending_in(
+        &mut self,
+        column: &str,
+        filter: fn(&PendingFilters) -> &filter::Filter,
+        ids: &[&str],
+    ) -> Result<HashSet<MessageId>, StoreError> {
+        let maybe: Vec<&str> = ids.iter().copied().filter(|id| filter(self.pending).may_contain(id)).collect();
         if maybe.is_empty() {
             return Ok(HashSet::new());
         }
-        let rows = self
-            .select_in(
-                "SELECT DISTINCT ancestor_id FROM pending_refs WHERE ancestor_id IN",
-                "",
-                &maybe,
-                "look up awaited messages",
-            )
-            .await?;
+        let select = format!("SELECT DISTINCT {column} FROM pending_refs WHERE {column} IN");
+        let rows = self.select_in(&select, "", &maybe, "look up pending references").await?;
         ids_of(&rows)
     }
 
