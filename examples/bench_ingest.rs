@@ -25,10 +25,12 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use lkpbot::classify::ClassifyConfig;
-use lkpbot::engine::Engine;
+use lkpbot::engine::{Engine, Settings};
 use lkpbot::store::Store;
 
 const DEFAULT_TOTAL: usize = 200_000;
+/// 2027-01-15: after every message of the corpus.
+const NOW: i64 = 1_800_000_000;
 /// Measuring rounds; each figure is the best of them.
 const ROUNDS: usize = 3;
 const DEFAULT_CORPUS: &str = "../shared/corpus/lkp-threads.mbox";
@@ -131,10 +133,10 @@ fn child_ingest(mbox: &Path, db: &Path) {
     let t = Instant::now();
     let stats = rt.block_on(async {
         let mut store = Store::open(db).await.expect("open store");
-        let mut engine = Engine::new(&mut store, ClassifyConfig::default(), 1_800_000_000);
-        let failed = engine.ingest_path(mbox, &mut |_| {}).await.expect("ingest");
+        let mut engine = Engine::new(&mut store, Settings::with_classify(ClassifyConfig::default()));
+        let failed = engine.ingest_path(mbox, NOW, &mut |_| {}).await.expect("ingest");
         assert!(failed.is_none(), "archive not read to the end");
-        engine.finish(Some(30)).await.expect("finish")
+        engine.finish_with_sweep(NOW, 30).await.expect("finish")
     });
     println!("seconds: {}", t.elapsed().as_secs_f64());
     for line in lkpbot::cli_cases::summary(&stats).lines() {

@@ -10,8 +10,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::classify::ClassifyConfig;
 use crate::cli::Failure;
-use crate::engine::{Engine, IngestStats};
-use crate::store::{CaseFilter, Store};
+use crate::engine::{Engine, IngestStats, Settings};
+use crate::store::{CaseFilter, Reader, Store, StoreError};
 use crate::thread::{CaseId, CaseState};
 use crate::view;
 
@@ -23,7 +23,16 @@ fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
 }
 
 async fn open(db: &Path) -> Result<Store, Failure> {
-    Store::open(db).await.with_context(|| format!("cannot open store at {}", db.display())).map_err(Failure::runtime)
+    Store::open(db).await.map_err(|e| Failure::runtime(e.into()))
+}
+
+/// The read side of an existing store; a missing store is the user's
+/// mistake (exit 1), anything else a run-time failure.
+async fn reader(db: &Path) -> Result<Reader, Failure> {
+    Reader::open(db).await.map_err(|e| match e {
+        StoreError::Missing { .. } => Failure::usage(e.into()),
+        e => Failure::runtime(e.into()),
+    })
 }
 
 fn write_stdout(text: &str) -> Result<(), Failure> {
@@ -41,7 +50,7 @@ pub fn ingest(db: &Path, paths: &[PathBuf], stale_days: Option<i64>, now: i64) -
     let rt = runtime()?;
     let (stats, failed) = rt.block_on(async {
         let mut store = open(db).await?;
-        let mut engine = Engine::new(&mut store, ClassifyConfig::default(), now);
+        let mut engine = Engine::new(&mut store, Settings::with_classify(ClassifyConfig::default()));
         let total: u64 = paths.iter().map(|p| crate::source::size_hint(p)).sum();
         let bar = progress_bar(total);
         let mut done_bytes = 0;
@@ -55,7 +64,7 @@ pub fn ingest(db: &Path, paths: &[PathBuf], stale_days: Option<i64>, now: i64) -
                     }
                 }
             };
-            let r = engine.ingest_path(path, &mut on_progress).await;
+            let r = engine.ingest_path(path, now, &mut on_progress).await;
             match r
                 .with_context(|| format!("cannot store messages from {}", path.display()))
                 .map_err(Failure::runtime)?
@@ -72,7 +81,12 @@ pub fn ingest(db: &Path, paths: &[PathBuf], stale_days: Option<i64>, now: i64) -
             }
             done_bytes += crate::source::size_hint(path);
         }
-        let stats = engine.finish(stale_days).await.context("cannot finish the import").map_err(Failure::runtime)?;
+        let stats = match stale_days {
+            Some(days) => engine.finish_with_sweep(now, days).await,
+            None => engine.finish().await,
+        }
+        .context("cannot finish the import")
+        .map_err(Failure::runtime)?;
         if let Some(b) = bar {
             b.finish_and_clear();
         }
@@ -136,7 +150,7 @@ pub fn list(db: &Path, state: &str, json: bool, now: i64) -> Result<(), Failure>
     let filter = parse_filter(state)?;
     let rt = runtime()?;
     let cases = rt.block_on(async {
-        let mut store = open(db).await?;
+        let store = reader(db).await?;
         store.cases(filter, json).await.context("cannot list cases").map_err(Failure::runtime)
     })?;
     if json {
@@ -151,7 +165,7 @@ pub fn list(db: &Path, state: &str, json: bool, now: i64) -> Result<(), Failure>
 pub fn show(db: &Path, id: i64, json: bool, now: i64) -> Result<(), Failure> {
     let rt = runtime()?;
     let case = rt.block_on(async {
-        let mut store = open(db).await?;
+        let store = reader(db).await?;
         store.case(CaseId(id)).await.context("cannot read the case").map_err(Failure::runtime)
     })?;
     let Some(case) = case else {

@@ -7,6 +7,7 @@
 //! Everything but `source` and `cli` is pure.
 #![deny(clippy::unwrap_used)]
 
+pub mod act;
 pub mod classify;
 pub mod cli;
 pub mod cli_cases;

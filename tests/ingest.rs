@@ -8,13 +8,12 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
 
-use lkpbot::classify::ClassifyConfig;
-use lkpbot::engine::{Engine, IngestStats};
+use lkpbot::engine::IngestStats;
 use lkpbot::model::{MessageId, Verdict};
 use lkpbot::store::{CaseFilter, CaseRecord, Store};
 use lkpbot::thread::CaseState;
 
-use crate::thread::{NOW, block_on};
+use crate::thread::{NOW, block_on, engine};
 use crate::util;
 
 struct Corpus {
@@ -38,9 +37,9 @@ fn corpus() -> Option<&'static Corpus> {
             let dir = tempfile::tempdir().unwrap();
             let (stats, cases) = block_on(async {
                 let mut store = Store::open(&dir.path().join("lkpbot.db")).await.unwrap();
-                let mut engine = Engine::new(&mut store, ClassifyConfig::default(), NOW);
-                assert!(engine.ingest_path(&path, &mut |_| {}).await.unwrap().is_none());
-                let stats = engine.finish(None).await.unwrap();
+                let mut engine = engine(&mut store);
+                assert!(engine.ingest_path(&path, NOW, &mut |_| {}).await.unwrap().is_none());
+                let stats = engine.finish().await.unwrap();
                 (stats, store.cases(CaseFilter::All, true).await.unwrap())
             });
             Some(Corpus { dir, stats, cases })
@@ -110,9 +109,9 @@ fn corpus_second_ingest_changes_no_row() {
     block_on(async {
         let mut store = Store::open(&c.db()).await.unwrap();
         let before = store.table_stats().await.unwrap();
-        let mut engine = Engine::new(&mut store, ClassifyConfig::default(), NOW + 3600);
-        engine.ingest_path(&path, &mut |_| {}).await.unwrap();
-        let stats = engine.finish(None).await.unwrap();
+        let mut engine = engine(&mut store);
+        engine.ingest_path(&path, NOW, &mut |_| {}).await.unwrap();
+        let stats = engine.finish().await.unwrap();
         assert_eq!((stats.new, stats.duplicates), (0, 1855));
         assert_eq!(store.table_stats().await.unwrap(), before);
     });
@@ -267,6 +266,12 @@ fn cli_errors_map_to_exit_codes() {
     let out = lkpbot(&["--db", db, "ingest", "/nonexistent/archive.mbox"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/archive.mbox"));
-    // A store that cannot be opened is a run-time failure.
-    assert_eq!(lkpbot(&["--db", "/nonexistent/dir/x.db", "cases"]).status.code(), Some(2));
+    // Listing a store that is not there is the user's mistake, and
+    // creates nothing; a file that is no store is a run-time failure.
+    let out = lkpbot(&["--db", "/nonexistent/dir/x.db", "cases"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no store at /nonexistent/dir/x.db"));
+    let junk = dir.path().join("junk.db");
+    std::fs::write(&junk, b"this is not an SQLite file, but it is long enough to look like one...").unwrap();
+    assert_eq!(lkpbot(&["--db", junk.to_str().unwrap(), "cases"]).status.code(), Some(2));
 }

@@ -12,6 +12,8 @@ mod cli;
 mod corpus;
 /// `ingest` over the real archive, and the `ingest`/`cases`/`case` commands.
 mod ingest;
+/// Any arrival order, any split into imports: the same cases.
+mod order;
 /// Random and mutated mail must never panic the parser or the classifier.
 mod props;
 /// The five seed mails the product started from.

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use lkpbot::classify::ClassifyConfig;
-use lkpbot::engine::{Engine, IngestStats};
+use lkpbot::engine::{Engine, Envelope, IngestStats, Settings};
 use lkpbot::model::Verdict;
 use lkpbot::store::{CaseFilter, CaseRecord, Store};
 use lkpbot::thread::{CaseKind, CaseState, EventKind, Relation, Strategy};
@@ -19,6 +19,16 @@ pub const NOW: i64 = 1_800_000_000;
 
 pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
     tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(f)
+}
+
+/// An engine with the default settings.
+pub fn engine(store: &mut Store) -> Engine<'_> {
+    Engine::new(store, Settings::with_classify(ClassifyConfig::default()))
+}
+
+/// A message read at [`NOW`].
+pub fn env(bytes: &[u8]) -> Envelope {
+    Envelope::new(bytes.to_vec(), NOW)
 }
 
 /// The messages of `fixtures/threads/NAME.mbox`, in file order.
@@ -39,14 +49,14 @@ pub struct Run {
 /// in the store, not in the batch).
 pub async fn ingest_into(dir: &Path, msgs: &[Vec<u8>], flush_each: bool) -> Run {
     let mut store = Store::open(&dir.join("lkpbot.db")).await.unwrap();
-    let mut engine = Engine::new(&mut store, ClassifyConfig::default(), NOW);
+    let mut engine = engine(&mut store);
     for m in msgs {
-        engine.push(m.clone()).await.unwrap();
+        engine.push(env(m)).await.unwrap();
         if flush_each {
             engine.flush().await.unwrap();
         }
     }
-    let stats = engine.finish(None).await.unwrap();
+    let stats = engine.finish().await.unwrap();
     let cases = store.cases(CaseFilter::All, true).await.unwrap();
     Run { stats, cases }
 }
@@ -161,14 +171,14 @@ fn replies_stored_by_another_process_join_when_the_report_arrives() {
         let mut a = Store::open(&path).await.unwrap();
         a.begin().await.unwrap().commit().await.unwrap();
         let mut b = Store::open(&path).await.unwrap();
-        let mut engine = Engine::new(&mut b, ClassifyConfig::default(), NOW);
+        let mut engine = engine(&mut b);
         for m in msgs[1..].iter().rev() {
-            engine.push(m.clone()).await.unwrap();
+            engine.push(env(m)).await.unwrap();
         }
-        assert_eq!(engine.finish(None).await.unwrap().cases_opened, 0);
-        let mut engine = Engine::new(&mut a, ClassifyConfig::default(), NOW);
-        engine.push(msgs[0].clone()).await.unwrap();
-        let stats = engine.finish(None).await.unwrap();
+        assert_eq!(engine.finish().await.unwrap().cases_opened, 0);
+        let mut engine = self::engine(&mut a);
+        engine.push(env(&msgs[0])).await.unwrap();
+        let stats = engine.finish().await.unwrap();
         assert_eq!((stats.cases_opened, stats.attached), (1, 3));
         a.cases(CaseFilter::All, true).await.unwrap()
     });

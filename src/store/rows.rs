@@ -17,14 +17,18 @@ pub struct MessageRow {
     pub subject: String,
     pub from_addr: Option<String>,
     pub date: Option<i64>,
+    pub fetched_at: i64,
     pub problems: i64,
+    pub settled: bool,
 }
 
 /// Subjects longer than this are cut: the row is for listing, the raw
 /// bytes (when kept) have the rest.
 const MAX_SUBJECT: usize = 998;
 
-pub fn message_row(m: &Incoming) -> MessageRow {
+/// The row of a message read at `fetched_at`; `settled` is decided when it
+/// is stored.
+pub fn message_row(m: &Incoming, fetched_at: i64) -> MessageRow {
     let mut subject = m.subject.clone();
     if subject.len() > MAX_SUBJECT {
         let mut cut = MAX_SUBJECT;
@@ -39,12 +43,15 @@ pub fn message_row(m: &Incoming) -> MessageRow {
         subject,
         from_addr: m.from.clone(),
         date: m.date,
+        fetched_at,
         problems: i64::try_from(m.problems.len()).unwrap_or(i64::MAX),
+        settled: false,
     }
 }
 
 /// The columns [`case_view`] reads, in a `SELECT` list.
-pub const CASE_COLUMNS: &str = "c.id, c.kind, c.state, c.title, c.custom_title, c.report_message_id, c.opened_at, \
+pub const CASE_COLUMNS: &str = "c.id, c.kind, c.state, c.title, c.custom_title, c.report_message_id, c.report_to, \
+     c.opened_at, \
      c.commit_sha, c.commit_subject, c.tree, c.branch, c.testcase, c.metric, c.change_pct, c.direction, \
      c.signature, c.subject_key, c.patch_key";
 
@@ -69,6 +76,7 @@ pub fn case_view(row: &SqliteRow) -> Result<CaseView, StoreError> {
     let direction: Option<String> = get(row, "direction")?;
     let custom_title: Option<String> = get(row, "custom_title")?;
     let report: String = get(row, "report_message_id")?;
+    let report_to: String = get(row, "report_to")?;
     Ok(CaseView {
         id: CaseId(get(row, "id")?),
         state: CaseState::parse(&state).ok_or_else(|| bad("case state", &state))?,
@@ -76,6 +84,7 @@ pub fn case_view(row: &SqliteRow) -> Result<CaseView, StoreError> {
             kind: CaseKind::parse(&kind).ok_or_else(|| bad("case kind", &kind))?,
             title: custom_title.map_or_else(|| get(row, "title"), Ok)?,
             report_message_id: message_id(&report)?,
+            report_to: report_to.split_whitespace().map(str::to_string).collect(),
             opened_at: get(row, "opened_at")?,
             commit: get(row, "commit_sha")?,
             commit_subject: get(row, "commit_subject")?,

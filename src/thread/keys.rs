@@ -86,6 +86,22 @@ pub fn commit_prefix(sha: &str) -> Option<String> {
     (s.len() >= 7 && s.bytes().all(|b| b.is_ascii_hexdigit())).then(|| s[..7].to_string())
 }
 
+/// The keys of what a message's threading depends on (the store keeps
+/// them, and threads the message again when one changes): another
+/// message's arrival or cases, the cases with a subject key, the cases of
+/// a commit.
+pub fn dep_message(id: &MessageId) -> String {
+    format!("m:{id}")
+}
+
+pub fn dep_subject(subject_key: &str) -> String {
+    format!("s:{subject_key}")
+}
+
+pub fn dep_commit(prefix: &str) -> String {
+    format!("c:{prefix}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

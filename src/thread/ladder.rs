@@ -12,7 +12,6 @@
 //! its references or not at all.
 
 use crate::classify::Kind;
-use crate::commands::Command;
 use crate::model::Verdict;
 
 use super::keys::{patch_key, same_commit, subject_key};
@@ -129,54 +128,39 @@ pub fn decide(m: &Incoming, c: &Candidates, now: i64) -> Decision {
 }
 
 /// A report: the robot repeating itself in a case's thread joins that
-/// case; anything else opens a new one, linked to its relatives.
+/// case; anything else opens a new one.
 fn open_or_repeat(m: &Incoming, case: CaseFacts, c: &Candidates, at: i64) -> Decision {
     let id = Some(m.message_id.clone());
-    if c.by_reference.iter().any(|v| same_report(&v.facts, &case)) {
-        return Decision::Attach(
-            c.by_reference
-                .iter()
-                .map(|v| {
-                    let kind =
-                        if same_report(&v.facts, &case) { EventKind::ReportedAgain } else { EventKind::RelatedReport };
-                    Attachment {
-                        case: v.id,
-                        strategy: Strategy::References,
-                        events: vec![Event::new(at, kind, id.clone())],
-                    }
-                })
-                .collect(),
-        );
-    }
-    let mut related: Vec<(super::CaseId, Relation)> = Vec::new();
-    let mut add = |id, rel| {
-        if !related.iter().any(|(x, _)| *x == id) {
-            related.push((id, rel));
-        }
-    };
-    for v in &c.by_reference {
-        add(v.id, Relation::InThread);
-    }
-    if let Some(commit) = &case.commit {
-        for v in c.by_commit.iter().filter(|v| v.facts.commit.as_deref().is_some_and(|x| same_commit(x, commit))) {
-            add(v.id, Relation::SameCommit);
-        }
-    }
-    if case.patch_key.is_some() {
-        for v in c.by_patch.iter().filter(|v| v.facts.patch_key == case.patch_key) {
-            add(v.id, Relation::SamePatch);
-        }
-    }
+    let repeats = c.by_reference.iter().any(|v| same_report(&v.facts, &case));
     let thread = c
         .by_reference
         .iter()
-        .map(|v| Attachment {
-            case: v.id,
-            strategy: Strategy::References,
-            events: vec![Event::new(at, EventKind::RelatedReport, id.clone())],
+        .map(|v| {
+            let kind = if repeats && same_report(&v.facts, &case) {
+                EventKind::ReportedAgain
+            } else {
+                EventKind::RelatedReport
+            };
+            Attachment { case: v.id, strategy: Strategy::References, events: vec![Event::new(at, kind, id.clone())] }
         })
         .collect();
-    Decision::Open { case: Box::new(case), related, thread }
+    if repeats { Decision::Attach(thread) } else { Decision::Open { case: Box::new(case), thread } }
+}
+
+/// How two cases are related, if they are: the same commit reported
+/// again (another testcase, another tree), else the same patch under
+/// another SHA or version. Symmetric, and a function of the two cases'
+/// facts alone, so it does not depend on which report came first.
+pub fn relation(a: &CaseFacts, b: &CaseFacts) -> Option<Relation> {
+    if let (Some(x), Some(y)) = (&a.commit, &b.commit)
+        && same_commit(x, y)
+    {
+        return Some(Relation::SameCommit);
+    }
+    match (&a.patch_key, &b.patch_key) {
+        (Some(x), Some(y)) if x == y => Some(Relation::SamePatch),
+        _ => None,
+    }
 }
 
 /// The same regression reported again: same commit, same testcase, same
@@ -220,6 +204,7 @@ pub fn case_facts(m: &Incoming, at: i64) -> Option<CaseFacts> {
         kind,
         title: if title.is_empty() { m.message_id.to_string() } else { title },
         report_message_id: m.message_id.clone(),
+        report_to: m.to.clone(),
         opened_at: at,
         commit: None,
         commit_subject: None,
@@ -294,45 +279,8 @@ pub fn events_for(m: &Incoming, at: i64) -> Vec<Event> {
             e.note = c.fix.as_ref().map(|f| f.patch_subject.clone());
             vec![e]
         }
-        Kind::Command => {
-            let mut out: Vec<Event> = Vec::new();
-            for cl in &c.commands {
-                let mut e = match &cl.command {
-                    Command::Retest | Command::Test { .. } => ev(EventKind::RetestRequested),
-                    Command::Fixed { sha } => {
-                        let mut e = ev(EventKind::Resolved);
-                        e.fix_commit = sha.clone();
-                        e
-                    }
-                    Command::Resolve => ev(EventKind::Resolved),
-                    Command::Invalid { reason } => {
-                        let mut e = ev(EventKind::Invalid);
-                        e.note = reason.clone();
-                        e
-                    }
-                    Command::Dup { case } => {
-                        let mut e = ev(EventKind::Duplicate);
-                        e.note = case.clone();
-                        e
-                    }
-                    Command::Reopen => ev(EventKind::Reopened),
-                    Command::Title { text: Some(t) } => {
-                        let mut e = ev(EventKind::Retitled);
-                        e.note = Some(t.clone());
-                        e
-                    }
-                    _ => continue,
-                };
-                if e.note.is_none() {
-                    e.note = Some(cl.line.clone());
-                }
-                out.push(e);
-            }
-            if out.is_empty() {
-                out.push(ev(EventKind::Discussion));
-            }
-            out
-        }
+        // What a command does is decided by `act`, which knows who may
+        // do what; here it is a message in the thread.
         // Report kinds are handled by `open_or_repeat`; everything else in
         // a case's thread is conversation, whatever the classifier saw in
         // it alone.

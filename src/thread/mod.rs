@@ -19,7 +19,7 @@ use serde::Serialize;
 use crate::classify::{Classified, Kind};
 use crate::mail::{Mail, quote};
 use crate::model::{Direction, MessageId, Verdict};
-pub use ladder::decide;
+pub use ladder::{decide, relation};
 pub use state::{CaseKind, CaseState, Event, EventKind, Progress, replay, stale_times, transition};
 
 /// A case's number.
@@ -39,6 +39,9 @@ pub struct CaseFacts {
     /// The report's subject without reply prefixes.
     pub title: String,
     pub report_message_id: MessageId,
+    /// Who the report was sent to (lower-cased): the robot mails the
+    /// commit's author and committer.
+    pub report_to: Vec<String>,
     pub opened_at: i64,
     /// Full SHA when the report gives one, else the abbreviation.
     pub commit: Option<String>,
@@ -56,6 +59,17 @@ pub struct CaseFacts {
     /// See [`keys::subject_key`] and [`keys::patch_key`].
     pub subject_key: Option<String>,
     pub patch_key: Option<String>,
+}
+
+impl CaseFacts {
+    /// The store keys of messages whose threading this case's opening or
+    /// removal may change (see [`Incoming::dependencies`]).
+    pub fn dep_keys(&self) -> Vec<String> {
+        let mut out = vec![keys::dep_message(&self.report_message_id)];
+        out.extend(self.subject_key.as_deref().map(keys::dep_subject));
+        out.extend(self.commit.as_deref().and_then(keys::commit_prefix).map(|p| keys::dep_commit(&p)));
+        out
+    }
 }
 
 /// A case as a candidate for a message.
@@ -76,6 +90,8 @@ pub struct Incoming {
     pub ancestors: Vec<MessageId>,
     pub subject: String,
     pub from: Option<String>,
+    /// The To addresses, lower-cased.
+    pub to: Vec<String>,
     pub date: Option<i64>,
     pub classified: Classified,
     /// Message-IDs in `Closes:`/`Link:` URLs of the message's own lines.
@@ -97,7 +113,6 @@ pub struct Lookups {
     pub links: Vec<MessageId>,
     pub subject_key: Option<String>,
     pub commits: Vec<String>,
-    pub patch_key: Option<String>,
 }
 
 /// Cases the engine found for a message's keys. The engine may return
@@ -113,8 +128,6 @@ pub struct Candidates {
     pub by_subject: Vec<CaseView>,
     /// Cases whose commit shares a seven-digit prefix with one the message names.
     pub by_commit: Vec<CaseView>,
-    /// Cases with the same patch key (for a new report's related cases).
-    pub by_patch: Vec<CaseView>,
 }
 
 /// How a message came to be in a case: the rung that put it there.
@@ -192,8 +205,10 @@ pub enum Decision {
     /// A branch build summary: recorded, not a case.
     BuildSummary,
     /// A new report opens a case. `thread` attaches it to the cases of the
-    /// thread it was sent into, if any; `related` links similar cases.
-    Open { case: Box<CaseFacts>, related: Vec<(CaseId, Relation)>, thread: Vec<Attachment> },
+    /// thread it was sent into, if any. (Related cases are not decided
+    /// here: the read side finds them from the cases' facts, so they do
+    /// not depend on which report came first.)
+    Open { case: Box<CaseFacts>, thread: Vec<Attachment> },
     /// The message joins existing cases.
     Attach(Vec<Attachment>),
 }
@@ -236,6 +251,7 @@ impl Incoming {
             ancestors: mail.ancestors().into_iter().cloned().collect(),
             subject: mail.subject.clone(),
             from: mail.from_email(),
+            to: mail.to.iter().filter_map(crate::mail::Address::email_lc).collect(),
             date: mail.date,
             classified,
             links,
@@ -255,6 +271,24 @@ impl Incoming {
         self.date.unwrap_or(now)
     }
 
+    /// What this message's threading depends on, as store keys: the
+    /// `unsettled` ancestors (not stored yet, or stored and not settled:
+    /// their cases may still change), and for mail the classifier relates
+    /// to the robot, whatever the weaker rungs look up (the messages its
+    /// links name, the cases with its subject key or its commits). When
+    /// any of these changes the message is threaded again, so where it
+    /// ends does not depend on arrival order.
+    pub fn dependencies<'a>(&self, unsettled: impl IntoIterator<Item = &'a MessageId>) -> Vec<String> {
+        let mut out: Vec<String> = unsettled.into_iter().map(keys::dep_message).collect();
+        let l = self.lookups(false);
+        out.extend(l.links.iter().map(keys::dep_message));
+        out.extend(l.subject_key.as_deref().map(keys::dep_subject));
+        out.extend(l.commits.iter().filter_map(|c| keys::commit_prefix(c)).map(|p| keys::dep_commit(&p)));
+        out.sort();
+        out.dedup();
+        out
+    }
+
     /// What the engine must look up besides the cases of the ancestors.
     /// `in_cases` says whether those already found any.
     pub fn lookups(&self, in_cases: bool) -> Lookups {
@@ -263,17 +297,14 @@ impl Incoming {
             return Lookups::default();
         }
         if kind.is_report() {
-            // For the related cases of a new report.
-            return Lookups {
-                commits: self.commits.clone(),
-                patch_key: ladder::report_patch_key(self),
-                ..Lookups::default()
-            };
+            // A report opens its own case (or repeats one of its thread's):
+            // only its references count.
+            return Lookups::default();
         }
         let links = if !in_cases || kind == Kind::FixPosted { self.links.clone() } else { Vec::new() };
         if in_cases {
             return Lookups { links, ..Lookups::default() };
         }
-        Lookups { links, subject_key: self.subject_key.clone(), commits: self.commits.clone(), patch_key: None }
+        Lookups { links, subject_key: self.subject_key.clone(), commits: self.commits.clone() }
     }
 }

@@ -253,10 +253,12 @@ pub struct Progress {
     pub last_activity: Option<i64>,
 }
 
-/// Events in the order they count: by time, ties in the given order.
+/// Events in the order they count: by time, then (for events at the same
+/// second) by kind and message, so the order never depends on which event
+/// was recorded first. Events equal in all three keep the given order.
 pub fn in_time_order(events: &[Event]) -> Vec<&Event> {
     let mut v: Vec<&Event> = events.iter().collect();
-    v.sort_by_key(|e| e.at);
+    v.sort_by(|a, b| (a.at, a.kind, &a.message_id).cmp(&(b.at, b.kind, &b.message_id)));
     v
 }
 

@@ -1,0 +1,108 @@
+//! What a command mailed into a case's thread does to the case.
+//!
+//! `thread` says which cases a message belongs to and what kind of
+//! message it is there; this stage decides what its commands change,
+//! given who sent them. It is where the rules of who may do what live
+//! (and where rate limits, the fresh-mail window and replies will be
+//! decided). Pure: no I/O, no clock, no SQL; the case and the sender
+//! arrive as values.
+//!
+//! Today's rules: anyone may ask for a retest or a test of a patch;
+//! closing, reopening or renaming a case (`fixed`, `resolve`, `invalid`,
+//! `dup`, `reopen`, `title`) is for the report's addressees (the robot
+//! mails the commit's author and committer), the maintainers and the LKP
+//! team. A command that is not allowed is recorded as discussion with the
+//! reason, and changes nothing.
+
+use crate::classify::{ClassifyConfig, Kind};
+use crate::commands::{Command, CommandLine};
+use crate::thread::{Attachment, CaseView, Decision, Event, EventKind, Incoming};
+
+/// Who may do what.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Policy {
+    /// May close, reopen or rename any case (lower-cased addresses).
+    pub maintainers: Vec<String>,
+    /// The LKP team: may do the same.
+    pub lkp_team: Vec<String>,
+}
+
+impl Policy {
+    /// The LKP team as the classifier knows it (its members and the
+    /// robot's addresses); no maintainers.
+    pub fn from_classify(cfg: &ClassifyConfig) -> Policy {
+        let mut lkp_team: Vec<String> =
+            cfg.lkp_team.iter().chain(&cfg.robot_addresses).map(|a| a.to_lowercase()).collect();
+        lkp_team.sort();
+        lkp_team.dedup();
+        Policy { maintainers: Vec::new(), lkp_team }
+    }
+
+    /// Whether `sender` may close, reopen or rename `case`.
+    fn may_change(&self, sender: Option<&str>, case: &CaseView) -> bool {
+        let Some(s) = sender else { return false };
+        self.maintainers.iter().chain(&self.lkp_team).chain(&case.facts.report_to).any(|a| a == s)
+    }
+}
+
+/// Gives each attachment of a command mail the events its commands cause
+/// in that case; other decisions pass through unchanged.
+pub fn apply(m: &Incoming, decision: Decision, cases: &[CaseView], policy: &Policy, at: i64) -> Decision {
+    if m.kind() != Kind::Command {
+        return decision;
+    }
+    match decision {
+        Decision::Attach(atts) => Decision::Attach(
+            atts.into_iter()
+                .map(|att| match cases.iter().find(|v| v.id == att.case) {
+                    Some(case) => Attachment { events: command_events(m, case, policy, at), ..att },
+                    None => att,
+                })
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+/// The events `m`'s commands cause in `case`: one per command that does
+/// something, else one discussion event.
+pub fn command_events(m: &Incoming, case: &CaseView, policy: &Policy, at: i64) -> Vec<Event> {
+    let id = Some(m.message_id.clone());
+    let ev = |kind, note: Option<String>| Event { note, ..Event::new(at, kind, id.clone()) };
+    let allowed = policy.may_change(m.from.as_deref(), case);
+    let mut out = Vec::new();
+    for cl in &m.classified.commands {
+        let CommandLine { command, line } = cl;
+        let changes = match command {
+            Command::Retest | Command::Test { .. } => {
+                out.push(ev(EventKind::RetestRequested, Some(line.clone())));
+                continue;
+            }
+            Command::Fixed { sha } => {
+                let mut e = ev(EventKind::Resolved, Some(line.clone()));
+                e.fix_commit = sha.clone();
+                e
+            }
+            Command::Resolve => ev(EventKind::Resolved, Some(line.clone())),
+            Command::Invalid { reason } => ev(EventKind::Invalid, reason.clone().or_else(|| Some(line.clone()))),
+            Command::Dup { case } => ev(EventKind::Duplicate, case.clone().or_else(|| Some(line.clone()))),
+            Command::Reopen => ev(EventKind::Reopened, Some(line.clone())),
+            Command::Title { text: Some(t) } => ev(EventKind::Retitled, Some(t.clone())),
+            _ => continue,
+        };
+        if allowed {
+            out.push(changes);
+        } else {
+            out.push(ev(
+                EventKind::Discussion,
+                Some(format!(
+                    "not allowed: {line} (only the report's addressees, the maintainers and the LKP team may)"
+                )),
+            ));
+        }
+    }
+    if out.is_empty() {
+        out.push(ev(EventKind::Discussion, None));
+    }
+    out
+}

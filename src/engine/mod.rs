@@ -1,0 +1,331 @@
+//! The imperative shell: every message from every source goes through
+//! `mail::parse` -> `classify` -> `thread::decide` -> `act`, and what that
+//! says is written to the store. `ingest`, the daemon and every later
+//! entry point drive this one engine.
+//!
+//! Messages are committed in batches: one transaction holds up to
+//! [`BATCH_MESSAGES`] messages (or [`BATCH_BYTES`] of them), and
+//! everything a message causes (its row, its case, events, facts, raw
+//! bytes, its source's checkpoint) is in the transaction that stores it.
+//! The batch is looked up in one go (which of its Message-IDs and
+//! ancestors are stored, and settled); ordinary list traffic (unrelated,
+//! every ancestor settled) is inserted in multi-row statements, and only
+//! the rest is threaded one by one ([`threading`]).
+//!
+//! Order does not matter: the store records what each unsettled message's
+//! threading depends on, and a message is threaded again whenever that
+//! changes (an ancestor arrives or changes cases, a case with its keys
+//! opens or goes), until nothing changes. So the same messages give the
+//! same cases whatever order they arrive in and however they are split
+//! across runs or processes.
+//!
+//! Idempotent: a message whose Message-ID is stored is a duplicate and
+//! changes nothing. One bad message (a panic in parsing, say) is counted
+//! as a problem and kept quarantined; only store failures stop a run.
+
+mod pipeline;
+mod threading;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::act::Policy;
+use crate::classify::ClassifyConfig;
+use crate::model::MessageId;
+use crate::source::SourceError;
+use crate::store::{StaleSweep, Store, StoreError};
+use crate::thread::{CaseId, keys};
+pub use pipeline::{Checkpoint, Envelope, Messages, Opener, Progress, prepare};
+use pipeline::{Chunk, Item};
+
+/// At most this many messages per transaction.
+pub const BATCH_MESSAGES: usize = 1024;
+/// At most this many bytes of messages held for one transaction: memory
+/// stays flat however large the archive.
+pub const BATCH_BYTES: usize = 8 << 20;
+
+/// What a run did.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct IngestStats {
+    /// Messages read from the sources.
+    pub read: u64,
+    /// Messages stored for the first time.
+    pub new: u64,
+    /// Messages already stored (same Message-ID).
+    pub duplicates: u64,
+    /// New robot reports (build summaries included).
+    pub reports: u64,
+    pub build_summaries: u64,
+    /// Cases opened, less those whose report turned out to repeat another.
+    pub cases_opened: u64,
+    /// Messages other than the opening reports that joined a case.
+    pub attached: u64,
+    /// Messages with a problem (unreadable parts, no Message-ID, a panic).
+    pub problems: u64,
+    /// Sources that could not be read, or not to the end.
+    pub unreadable_sources: u64,
+}
+
+/// What the engine needs besides the store.
+#[derive(Clone, Debug, Default)]
+pub struct Settings {
+    pub classify: ClassifyConfig,
+    pub policy: Policy,
+}
+
+impl Settings {
+    /// The classifier's defaults, and the policy they imply.
+    pub fn with_classify(classify: ClassifyConfig) -> Settings {
+        let policy = Policy::from_classify(&classify);
+        Settings { classify, policy }
+    }
+}
+
+pub struct Engine<'s> {
+    store: &'s mut Store,
+    settings: Settings,
+    batch: Vec<Item>,
+    batch_bytes: usize,
+    /// Message-IDs the last batch found stored, and whether each is
+    /// settled. Both facts are for ever (messages are never deleted, and
+    /// settled never ends), so no other process can make them stale; a
+    /// thread's messages arrive close together, so the next batch's
+    /// ancestors are mostly here and need no lookup. One batch's worth.
+    recent: HashMap<MessageId, bool>,
+    stats: IngestStats,
+    /// Cases changed in this run, for the stale sweep.
+    touched: BTreeSet<CaseId>,
+}
+
+impl<'s> Engine<'s> {
+    pub fn new(store: &'s mut Store, settings: Settings) -> Engine<'s> {
+        Engine {
+            store,
+            settings,
+            batch: Vec::new(),
+            batch_bytes: 0,
+            recent: HashMap::new(),
+            stats: IngestStats::default(),
+            touched: BTreeSet::new(),
+        }
+    }
+
+    pub fn stats(&self) -> &IngestStats {
+        &self.stats
+    }
+
+    /// Drains a source: reading, parsing and classifying run on threads of
+    /// their own, a bounded queue ahead of the store, so a multi-core
+    /// machine parses the next batch while the last one is written. A
+    /// source that cannot be opened or read to the end is counted and its
+    /// error returned after what could be read is stored; store failures
+    /// are fatal.
+    pub async fn ingest(
+        &mut self,
+        open: Opener,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<Option<SourceError>, StoreError> {
+        let (mut rx, threads) = pipeline::spawn(open, self.settings.classify.clone());
+        // Chunks arrive in any order from the workers; they are stored in
+        // the order of the source, so case ids do not depend on timing.
+        let mut waiting: BTreeMap<u64, Chunk> = BTreeMap::new();
+        let mut next = 0u64;
+        let mut failed = None;
+        'recv: while let Some(chunk) = rx.recv().await {
+            waiting.insert(chunk.seq, chunk);
+            while let Some(chunk) = waiting.remove(&next) {
+                next += 1;
+                for item in chunk.items {
+                    let offset = item.offset;
+                    self.push_item(item).await?;
+                    progress(Progress { messages: self.stats.read, offset });
+                }
+                if let Some(e) = chunk.error {
+                    self.stats.unreadable_sources += 1;
+                    failed = Some(e);
+                    break 'recv;
+                }
+            }
+        }
+        // Closing the queue stops the workers and then the reader.
+        drop(rx);
+        for t in threads {
+            let _ = t.join();
+        }
+        self.flush().await?;
+        Ok(failed)
+    }
+
+    /// [`Engine::ingest`] over an mbox file, a Maildir or a `.eml` file,
+    /// every message dated `fetched_at` if it has no Date.
+    pub async fn ingest_path(
+        &mut self,
+        path: &Path,
+        fetched_at: i64,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<Option<SourceError>, StoreError> {
+        self.ingest(file_source(path.to_path_buf(), fetched_at), progress).await
+    }
+
+    /// Takes one message; it is stored with its batch.
+    pub async fn push(&mut self, env: Envelope) -> Result<(), StoreError> {
+        let item = Item::new(env, &self.settings.classify);
+        self.push_item(item).await
+    }
+
+    async fn push_item(&mut self, item: Item) -> Result<(), StoreError> {
+        self.stats.read += 1;
+        self.batch_bytes += item.weight();
+        self.batch.push(item);
+        if self.batch.len() >= BATCH_MESSAGES || self.batch_bytes >= BATCH_BYTES {
+            self.flush().await?;
+        }
+        Ok(())
+    }
+
+    /// Stores the pending batch in one transaction.
+    pub async fn flush(&mut self) -> Result<(), StoreError> {
+        if self.batch.is_empty() {
+            return Ok(());
+        }
+        let items = std::mem::take(&mut self.batch);
+        self.batch_bytes = 0;
+        let mut tx = self.store.begin().await?;
+        // Look up each own id and each ancestor that the last batch did
+        // not already find stored.
+        let mut status: HashMap<MessageId, bool> = HashMap::new();
+        let mut ask: Vec<&str> = Vec::new();
+        let mut seen: HashSet<&str> = HashSet::new();
+        for it in &items {
+            let ancestors = it.incoming.iter().flat_map(|i| i.ancestors.iter());
+            for id in std::iter::once(&it.message_id).chain(ancestors) {
+                if !seen.insert(id.as_str()) {
+                    continue;
+                }
+                match self.recent.get(id) {
+                    Some(&settled) => {
+                        status.insert(id.clone(), settled);
+                    }
+                    None => ask.push(id.as_str()),
+                }
+            }
+        }
+        for (id, k) in tx.lookup(&ask).await? {
+            status.insert(id, k.settled);
+        }
+        let mut checkpoints: BTreeMap<String, String> = BTreeMap::new();
+        let mut th = threading::Threader::new(&mut tx, &self.settings, &mut self.stats, &mut self.touched);
+        let mut plain = Plain::default();
+        for item in items {
+            if let Some(c) = &item.checkpoint {
+                checkpoints.insert(c.source.clone(), c.token.clone());
+            }
+            if status.contains_key(&item.message_id) {
+                th.stats.duplicates += 1;
+                continue;
+            }
+            th.count_new(&item);
+            let Item { incoming, message_id, mut row, raw, fetched_at, .. } = item;
+            let Some(inc) = incoming else {
+                tracing::error!(
+                    message_id = %message_id,
+                    "a message could not be parsed (a bug in lkpbot); its bytes are kept under this id"
+                );
+                plain.flush(&mut th).await?;
+                th.tx.insert_messages(vec![row]).await?;
+                th.tx.insert_raw(&[(&message_id, &raw)]).await?;
+                status.insert(message_id, false);
+                continue;
+            };
+            // Ordinary list traffic: unrelated, and every ancestor settled
+            // (so it can never join a case): one small row, settled too.
+            if threading::threads_by_references_only(inc.kind())
+                && inc.ancestors.iter().all(|a| status.get(a) == Some(&true))
+            {
+                row.settled = true;
+                if th.tx.may_have_dependents(&keys::dep_message(&message_id)) {
+                    plain.arrived.push(message_id.clone());
+                }
+                plain.rows.push(row);
+                status.insert(message_id, true);
+                continue;
+            }
+            plain.flush(&mut th).await?;
+            let settled = th.store_new(&inc, row, &raw, fetched_at).await?;
+            status.insert(message_id, settled);
+        }
+        plain.flush(&mut th).await?;
+        let now = th.latest_fetch();
+        drop(th);
+        for (source, token) in &checkpoints {
+            tx.set_checkpoint(source, token, now).await?;
+        }
+        tx.commit().await?;
+        self.recent = status;
+        Ok(())
+    }
+
+    /// Stores what is left; returns what the run did.
+    pub async fn finish(mut self) -> Result<IngestStats, StoreError> {
+        self.flush().await?;
+        Ok(self.stats)
+    }
+
+    /// Stores what is left, then marks stale the open cases (and those
+    /// this run changed) without activity for `stale_days` before `now`.
+    pub async fn finish_with_sweep(mut self, now: i64, stale_days: i64) -> Result<IngestStats, StoreError> {
+        self.flush().await?;
+        let mut tx = self.store.begin().await?;
+        threading::sweep_stale(&mut tx, &self.touched, now, stale_days).await?;
+        tx.commit().await?;
+        Ok(self.stats)
+    }
+
+    /// Marks stale the open cases without activity for `stale_days`
+    /// before `now` (the daemon's periodic sweep).
+    pub async fn sweep_stale(store: &mut Store, now: i64, stale_days: i64) -> Result<StaleSweep, StoreError> {
+        let mut tx = store.begin().await?;
+        let swept = threading::sweep_stale(&mut tx, &BTreeSet::new(), now, stale_days).await?;
+        tx.commit().await?;
+        Ok(swept)
+    }
+}
+
+/// Ordinary messages of a batch, buffered for a multi-row insert.
+#[derive(Default)]
+struct Plain {
+    rows: Vec<crate::store::rows::MessageRow>,
+    /// Those some stored message may be waiting for.
+    arrived: Vec<MessageId>,
+}
+
+impl Plain {
+    /// Inserts the buffered rows; then threads again what waited for them.
+    async fn flush(&mut self, th: &mut threading::Threader<'_, '_>) -> Result<(), StoreError> {
+        if self.rows.is_empty() {
+            return Ok(());
+        }
+        th.tx.insert_messages(std::mem::take(&mut self.rows)).await?;
+        let arrived = std::mem::take(&mut self.arrived);
+        if !arrived.is_empty() {
+            th.arrived(&arrived).await?;
+        }
+        Ok(())
+    }
+}
+
+/// An mbox file, a Maildir or a `.eml` file as a source.
+pub fn file_source(path: PathBuf, fetched_at: i64) -> Opener {
+    Box::new(move || {
+        let messages = crate::source::open(&path)?;
+        let envelopes = messages.map(move |r| {
+            r.map(|raw| {
+                let original_len = raw.bytes.len() as u64;
+                Envelope { bytes: raw.bytes, original_len, fetched_at, checkpoint: None, offset: raw.offset }
+            })
+        });
+        Ok(Box::new(envelopes) as Messages)
+    })
+}

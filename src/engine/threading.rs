@@ -1,0 +1,366 @@
+//! Threading one stored message, and everything that depended on it,
+//! until nothing changes.
+//!
+//! [`Threader::thread`] is the whole per-message step: look up the cases
+//! the message's keys name, `thread::decide`, `act::apply`, then make the
+//! store say exactly that (its own case, its memberships and events,
+//! what it depends on, whether it is settled), changing only what
+//! differs. When a message's cases change, or it settles, or a case opens
+//! or goes, the messages that depend on that are queued and threaded
+//! again. Since each message's outcome is a function of the messages
+//! stored (not of the order they came in), the queue ends in the same
+//! state whatever the order.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+
+use super::pipeline::{Item, prepare};
+use super::{IngestStats, Settings};
+use crate::act;
+use crate::classify::Kind;
+use crate::model::MessageId;
+use crate::store::rows::MessageRow;
+use crate::store::{StaleSweep, StoreError, Tx};
+use crate::thread::{
+    self, Attachment, Candidates, CaseId, CaseView, Decision, Event, EventKind, Incoming, Strategy, keys,
+};
+
+/// How often one message may be threaded again in one cascade before it
+/// counts as a loop (forged references can make cycles). Far above what
+/// any real thread needs: a message is threaded again at most once per
+/// thing it depends on that changes.
+const MAX_ROUNDS: u32 = 256;
+
+/// Kinds that join cases only by their references, never by a weaker
+/// rung, and so can settle.
+pub fn threads_by_references_only(kind: Kind) -> bool {
+    matches!(kind, Kind::Unrelated | Kind::BuildSummary)
+}
+
+pub(super) struct Threader<'a, 't> {
+    pub tx: &'a mut Tx<'t>,
+    settings: &'a Settings,
+    pub stats: &'a mut IngestStats,
+    touched: &'a mut BTreeSet<CaseId>,
+    queue: VecDeque<MessageId>,
+    queued: HashSet<MessageId>,
+    rounds: HashMap<MessageId, u32>,
+    latest_fetch: i64,
+}
+
+impl<'a, 't> Threader<'a, 't> {
+    pub fn new(
+        tx: &'a mut Tx<'t>,
+        settings: &'a Settings,
+        stats: &'a mut IngestStats,
+        touched: &'a mut BTreeSet<CaseId>,
+    ) -> Threader<'a, 't> {
+        Threader {
+            tx,
+            settings,
+            stats,
+            touched,
+            queue: VecDeque::new(),
+            queued: HashSet::new(),
+            rounds: HashMap::new(),
+            latest_fetch: 0,
+        }
+    }
+
+    /// The latest fetch time of the batch's new messages.
+    pub fn latest_fetch(&self) -> i64 {
+        self.latest_fetch
+    }
+
+    pub fn count_new(&mut self, item: &Item) {
+        self.stats.new += 1;
+        self.latest_fetch = self.latest_fetch.max(item.fetched_at);
+        let Some(inc) = &item.incoming else {
+            self.stats.problems += 1;
+            return;
+        };
+        if inc.kind().is_report() {
+            self.stats.reports += 1;
+        }
+        if inc.kind() == Kind::BuildSummary {
+            self.stats.build_summaries += 1;
+        }
+        if !inc.problems.is_empty() {
+            self.stats.problems += 1;
+            tracing::info!(message_id = %inc.message_id, problems = %inc.problems.join("; "), "message read with problems");
+        }
+    }
+
+    /// Stores a new message that is not plain list traffic, threads it,
+    /// then whatever was waiting for it. Returns whether it is settled.
+    pub async fn store_new(
+        &mut self,
+        inc: &Incoming,
+        row: MessageRow,
+        raw: &[u8],
+        fetched_at: i64,
+    ) -> Result<bool, StoreError> {
+        let id = &inc.message_id;
+        self.tx.insert_messages(vec![row]).await?;
+        self.tx.insert_raw(&[(id, raw)]).await?;
+        self.store_facts(inc).await?;
+        let settled = self.thread(inc, fetched_at).await?;
+        self.enqueue_dependents(&[keys::dep_message(id)]).await?;
+        self.run().await?;
+        Ok(settled)
+    }
+
+    /// Threads again what waited for `ids`, stored just now.
+    pub async fn arrived(&mut self, ids: &[MessageId]) -> Result<(), StoreError> {
+        let keys: Vec<String> = ids.iter().map(keys::dep_message).collect();
+        self.enqueue_dependents(&keys).await?;
+        self.run().await
+    }
+
+    /// The facts of the message alone: written once, whatever its cases.
+    async fn store_facts(&mut self, inc: &Incoming) -> Result<(), StoreError> {
+        let id = &inc.message_id;
+        let cls = &inc.classified;
+        let facts = match (&cls.own_report, &cls.build) {
+            (Some(r), _) => Some(to_json(r)),
+            (None, Some(b)) => Some(to_json(b)),
+            (None, None) => None,
+        };
+        if let Some(f) = facts {
+            self.tx.insert_report(id, cls.kind.as_str(), &f).await?;
+        }
+        if let Some(s) = &cls.build_summary {
+            self.tx.insert_build_summary(id, inc.date, s, &to_json(s)).await?;
+        }
+        for (i, r) in cls.retests.iter().enumerate() {
+            let fix = r.fix.sha.as_ref().map_or_else(|| r.fix.short.clone(), |s| s.to_string());
+            let idx = i64::try_from(i).unwrap_or(i64::MAX);
+            self.tx.insert_retest(id, idx, &fix, &r.metric, r.verdict, &to_json(r)).await?;
+        }
+        Ok(())
+    }
+
+    async fn enqueue_dependents(&mut self, keys: &[String]) -> Result<(), StoreError> {
+        let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+        for id in self.tx.dependents(&keys).await? {
+            self.enqueue(id);
+        }
+        Ok(())
+    }
+
+    fn enqueue(&mut self, id: MessageId) {
+        if self.queued.insert(id.clone()) {
+            self.queue.push_back(id);
+        }
+    }
+
+    /// Threads queued messages again until the queue is empty.
+    async fn run(&mut self) -> Result<(), StoreError> {
+        self.rounds.clear();
+        while let Some(id) = self.queue.pop_front() {
+            self.queued.remove(&id);
+            let rounds = self.rounds.entry(id.clone()).or_insert(0);
+            *rounds += 1;
+            if *rounds > MAX_ROUNDS {
+                self.stats.problems += 1;
+                tracing::warn!(message_id = %id, "threading this message does not settle (a reference loop?); left as it is");
+                continue;
+            }
+            // A settled message has no bytes and needs no threading.
+            let Some((raw, fetched_at)) = self.tx.raw(&id).await? else { continue };
+            let Some(mut inc) = prepare(&raw, &self.settings.classify) else {
+                self.stats.problems += 1;
+                tracing::error!(message_id = %id, "a stored message could not be parsed again (a bug in lkpbot)");
+                continue;
+            };
+            // Stored under this id (a synthesized one is derived from the
+            // same bytes, but the row is what the cases point at).
+            inc.message_id = id;
+            self.thread(&inc, fetched_at).await?;
+        }
+        Ok(())
+    }
+
+    /// Threads one stored message: candidates, decision, and the store
+    /// made to match it. Returns whether the message is settled.
+    async fn thread(&mut self, inc: &Incoming, fetched_at: i64) -> Result<bool, StoreError> {
+        let id = &inc.message_id;
+        let own = self.tx.case_opened_by(id).await?;
+        // Ancestors: which are settled (they never change and need no
+        // watching), and the cases of the rest.
+        let ancestors: Vec<&MessageId> = inc.ancestors.iter().filter(|a| *a != id).collect();
+        let asked: Vec<&str> = ancestors.iter().map(|a| a.as_str()).collect();
+        let known = self.tx.lookup(&asked).await?;
+        let unsettled: Vec<&MessageId> =
+            ancestors.iter().copied().filter(|a| known.get(*a).is_none_or(|k| !k.settled)).collect();
+        let stored: Vec<&str> = unsettled.iter().filter(|a| known.contains_key(**a)).map(|a| a.as_str()).collect();
+        let mut ref_cases: Vec<CaseId> = self.tx.cases_of(&stored).await?.into_values().flatten().collect();
+        ref_cases.sort();
+        ref_cases.dedup();
+        // A report's own case is not a thread it was sent into.
+        ref_cases.retain(|c| own.as_ref().is_none_or(|o| o.id != *c));
+        let c = self.candidates(inc, &ref_cases).await?;
+        let decision = thread::decide(inc, &c, fetched_at);
+        let views: Vec<CaseView> =
+            [&c.by_reference, &c.by_link, &c.by_subject, &c.by_commit].into_iter().flatten().cloned().collect();
+        let decision = act::apply(inc, decision, &views, &self.settings.policy, inc.at(fetched_at));
+        self.apply(inc, own, decision, &unsettled).await
+    }
+
+    /// Looks up the cases a message's keys name.
+    async fn candidates(&mut self, inc: &Incoming, ref_cases: &[CaseId]) -> Result<Candidates, StoreError> {
+        let mut c = Candidates::default();
+        if !ref_cases.is_empty() {
+            c.by_reference = self.tx.case_views(ref_cases).await?;
+        }
+        let l = inc.lookups(!c.by_reference.is_empty());
+        if !l.links.is_empty() {
+            c.by_link = self.tx.cases_of_messages(&l.links).await?;
+        }
+        if let Some(k) = &l.subject_key {
+            c.by_subject = self.tx.cases_by_subject_key(k).await?;
+        }
+        if !l.commits.is_empty() {
+            c.by_commit = self.tx.cases_by_commit(&l.commits).await?;
+        }
+        Ok(c)
+    }
+
+    /// Makes the store hold what `decision` says of the message, changing
+    /// only what differs, and queues what depends on any change.
+    async fn apply(
+        &mut self,
+        inc: &Incoming,
+        own: Option<CaseView>,
+        decision: Decision,
+        unsettled: &[&MessageId],
+    ) -> Result<bool, StoreError> {
+        let id = &inc.message_id;
+        let before: Vec<(CaseId, Strategy)> = self.tx.memberships(id).await?;
+        let (opens, atts) = match decision {
+            Decision::Ignore | Decision::BuildSummary => (None, Vec::new()),
+            Decision::Open { case, thread } => (Some(case), thread),
+            Decision::Attach(atts) => (None, atts),
+        };
+        let mut changed: Vec<String> = Vec::new();
+        let mut replay: BTreeSet<CaseId> = BTreeSet::new();
+        let own_case = match (opens, own) {
+            (Some(facts), None) => {
+                let case = self.tx.open_case(&facts).await?;
+                self.tx.attach(case, id, Strategy::Report).await?;
+                let reported = Event::new(facts.opened_at, EventKind::Reported, Some(id.clone()));
+                self.tx.put_events(case, Some(id), &[reported]).await?;
+                self.stats.cases_opened += 1;
+                changed.extend(facts.dep_keys());
+                replay.insert(case);
+                tracing::info!(case = case.0, kind = facts.kind.as_str(), metric = facts.metric.as_deref().unwrap_or(""), message_id = %id, "case opened");
+                Some(case)
+            }
+            (Some(_), Some(v)) => Some(v.id),
+            (None, Some(v)) => {
+                // Its report repeats a case of the thread it was sent into.
+                let members = self.tx.delete_case(v.id).await?;
+                self.stats.cases_opened = self.stats.cases_opened.saturating_sub(1);
+                self.touched.remove(&v.id);
+                changed.extend(v.facts.dep_keys());
+                for m in members {
+                    changed.push(keys::dep_message(&m));
+                    self.enqueue(m);
+                }
+                tracing::info!(case = v.id.0, message_id = %id, "case closed into the case its report repeats");
+                None
+            }
+            (None, None) => None,
+        };
+        let mut want: BTreeMap<CaseId, Attachment> = BTreeMap::new();
+        for att in atts {
+            if Some(att.case) != own_case {
+                want.entry(att.case).or_insert(att);
+            }
+        }
+        for (case, _) in &before {
+            if Some(*case) != own_case && !want.contains_key(case) {
+                self.tx.detach(*case, id).await?;
+                replay.insert(*case);
+            }
+        }
+        for (case, att) in &want {
+            let had = before.iter().find(|(c, _)| c == case).map(|(_, s)| *s);
+            if had != Some(att.strategy) {
+                self.tx.attach(*case, id, att.strategy).await?;
+            }
+            if self.tx.put_events(*case, Some(id), &att.events).await? || had.is_none() {
+                replay.insert(*case);
+            }
+        }
+        for case in &replay {
+            replay_case(&mut *self.tx, *case).await?;
+            self.touched.insert(*case);
+        }
+        let was: BTreeSet<CaseId> = before.iter().map(|(c, _)| *c).collect();
+        let now: BTreeSet<CaseId> = own_case.into_iter().chain(want.keys().copied()).collect();
+        if was != now {
+            changed.push(keys::dep_message(id));
+            if own_case.is_none() {
+                match (was.is_empty(), now.is_empty()) {
+                    (true, false) => self.stats.attached += 1,
+                    (false, true) => self.stats.attached = self.stats.attached.saturating_sub(1),
+                    _ => {}
+                }
+            }
+        }
+        let settled = threads_by_references_only(inc.kind()) && now.is_empty() && unsettled.is_empty();
+        if settled {
+            if self.tx.settle(id).await? {
+                changed.push(keys::dep_message(id));
+            }
+        } else {
+            self.tx.set_deps(id, &inc.dependencies(unsettled.iter().copied())).await?;
+        }
+        changed.sort();
+        changed.dedup();
+        self.enqueue_dependents(&changed).await?;
+        Ok(settled)
+    }
+}
+
+/// Recomputes a case's state and summary from its events.
+pub(super) async fn replay_case(tx: &mut Tx<'_>, case: CaseId) -> Result<(), StoreError> {
+    let Some(view) = tx.case_views(&[case]).await?.pop() else { return Ok(()) };
+    let events = tx.events(case).await?;
+    let (progress, _) = thread::replay(view.facts.kind, &events);
+    if progress.state != view.state {
+        tracing::debug!(case = case.0, from = view.state.as_str(), to = progress.state.as_str(), "case state");
+    }
+    tx.set_progress(case, &progress, view.facts.opened_at).await
+}
+
+/// Marks stale the open cases and `also` without activity for
+/// `stale_days` before `now`, keeping the marks that still hold.
+pub(super) async fn sweep_stale(
+    tx: &mut Tx<'_>,
+    also: &BTreeSet<CaseId>,
+    now: i64,
+    stale_days: i64,
+) -> Result<StaleSweep, StoreError> {
+    let mut cases: BTreeSet<CaseId> = tx.open_cases().await?.into_iter().map(|(id, _)| id).collect();
+    cases.extend(also);
+    let mut swept = StaleSweep::default();
+    for id in cases {
+        let Some(view) = tx.case_views(&[id]).await?.pop() else { continue };
+        let events = tx.events(id).await?;
+        let marks: Vec<Event> = thread::stale_times(view.facts.kind, &events, now, stale_days)
+            .into_iter()
+            .map(|t| Event::new(t, EventKind::Stale, None))
+            .collect();
+        swept.cases += 1;
+        if tx.put_events(id, None, &marks).await? {
+            swept.changed += 1;
+            replay_case(tx, id).await?;
+        }
+    }
+    Ok(swept)
+}
+
+fn to_json<T: serde::Serialize>(x: &T) -> String {
+    serde_json::to_string(x).unwrap_or_else(|_| "null".into())
+}

@@ -1,0 +1,310 @@
+//! Cases, the messages in them and their events, as the engine writes
+//! them.
+//!
+//! Events have a natural key (see the `events` table): writing a
+//! message's events into a case again changes only what differs, so
+//! threading a message a second time with the same outcome writes
+//! nothing, and stale marks are kept, not deleted and inserted again.
+
+use std::collections::BTreeMap;
+
+use sqlx::{AssertSqlSafe, Row};
+
+use super::rows;
+use super::{StoreError, Tx, err};
+use crate::model::MessageId;
+use crate::thread::{CaseFacts, CaseId, CaseKind, CaseState, CaseView, Event, EventKind, Progress, Strategy, keys};
+
+/// What a stale sweep found and changed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StaleSweep {
+    pub cases: u64,
+    pub changed: u64,
+}
+
+/// An event's natural key within its case, minus the case.
+type EventKey = (Option<String>, &'static str, i64);
+
+fn event_keys(events: &[Event]) -> Vec<(EventKey, &Event)> {
+    let mut seq: BTreeMap<(Option<&str>, EventKind), i64> = BTreeMap::new();
+    events
+        .iter()
+        .map(|e| {
+            let id = e.message_id.as_ref().map(MessageId::as_str);
+            // Stale marks are told apart by their time, the rest by order.
+            let n = if e.kind == EventKind::Stale {
+                e.at
+            } else {
+                let n = seq.entry((id, e.kind)).or_insert(0);
+                *n += 1;
+                *n - 1
+            };
+            ((id.map(str::to_string), e.kind.as_str(), n), e)
+        })
+        .collect()
+}
+
+impl Tx<'_> {
+    async fn case_views_where<'v, V>(
+        &mut self,
+        condition: &str,
+        suffix: &str,
+        values: &'v [V],
+        what: &'static str,
+    ) -> Result<Vec<CaseView>, StoreError>
+    where
+        V: sqlx::Encode<'v, sqlx::Sqlite> + sqlx::Type<sqlx::Sqlite> + Copy + Send + Sync + 'v,
+    {
+        let select = format!("SELECT {} FROM cases c WHERE {condition} IN", rows::CASE_COLUMNS);
+        let rows = super::select_in(&mut self.tx, &select, suffix, values, what).await?;
+        let mut out: Vec<CaseView> = rows.iter().map(rows::case_view).collect::<Result<_, _>>()?;
+        out.sort_by_key(|v| v.id);
+        out.dedup_by_key(|v| v.id);
+        Ok(out)
+    }
+
+    pub async fn case_views(&mut self, ids: &[CaseId]) -> Result<Vec<CaseView>, StoreError> {
+        let ids: Vec<i64> = ids.iter().map(|i| i.0).collect();
+        self.case_views_where("c.id", "", &ids, "read cases").await
+    }
+
+    /// Cases holding any of the messages `ids`.
+    pub async fn cases_of_messages(&mut self, ids: &[MessageId]) -> Result<Vec<CaseView>, StoreError> {
+        let refs: Vec<&str> = ids.iter().map(MessageId::as_str).collect();
+        self.case_views_where(
+            "c.id IN (SELECT case_id FROM case_messages WHERE message_id",
+            ")",
+            &refs,
+            "find cases by message",
+        )
+        .await
+    }
+
+    pub async fn cases_by_subject_key(&mut self, key: &str) -> Result<Vec<CaseView>, StoreError> {
+        self.case_views_where("c.subject_key", "", &[key], "find cases by subject").await
+    }
+
+    /// Cases whose commit shares the seven-digit prefix of any of `commits`.
+    pub async fn cases_by_commit(&mut self, commits: &[String]) -> Result<Vec<CaseView>, StoreError> {
+        let prefixes: Vec<String> = commits.iter().filter_map(|c| keys::commit_prefix(c)).collect();
+        let refs: Vec<&str> = prefixes.iter().map(String::as_str).collect();
+        self.case_views_where("c.commit_prefix", "", &refs, "find cases by commit").await
+    }
+
+    /// The case a report opened, if it did.
+    pub async fn case_opened_by(&mut self, report: &MessageId) -> Result<Option<CaseView>, StoreError> {
+        Ok(self.case_views_where("c.report_message_id", "", &[report.as_str()], "read cases").await?.pop())
+    }
+
+    /// Opens a case; its report message must be stored already.
+    pub async fn open_case(&mut self, f: &CaseFacts) -> Result<CaseId, StoreError> {
+        let state = f.kind.initial_state();
+        let row = sqlx::query(
+            "INSERT INTO cases (kind, state, title, report_message_id, report_to, opened_at, updated_at, commit_sha, \
+             commit_prefix, commit_subject, tree, branch, testcase, metric, change_pct, direction, signature, \
+             subject_key, patch_key) \
+             VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) RETURNING id",
+        )
+        .bind(f.kind.as_str())
+        .bind(state.as_str())
+        .bind(f.title.as_str())
+        .bind(f.report_message_id.as_str())
+        .bind(f.report_to.join(" "))
+        .bind(f.opened_at)
+        .bind(f.commit.as_deref())
+        .bind(f.commit.as_deref().and_then(keys::commit_prefix))
+        .bind(f.commit_subject.as_deref())
+        .bind(f.tree.as_deref())
+        .bind(f.branch.as_deref())
+        .bind(f.testcase.as_deref())
+        .bind(f.metric.as_deref())
+        .bind(f.change_pct)
+        .bind(f.direction.map(rows::direction_str))
+        .bind(f.signature.as_deref())
+        .bind(f.subject_key.as_deref())
+        .bind(f.patch_key.as_deref())
+        .fetch_one(&mut *self.tx)
+        .await
+        .map_err(err("open a case"))?;
+        Ok(CaseId(row.try_get(0).map_err(err("open a case"))?))
+    }
+
+    /// Deletes a case with its events and memberships (its report turned
+    /// out to repeat another case's); returns the messages that were in it.
+    pub async fn delete_case(&mut self, case: CaseId) -> Result<Vec<MessageId>, StoreError> {
+        let rows = sqlx::query("SELECT message_id FROM case_messages WHERE case_id = $1 ORDER BY message_id")
+            .bind(case.0)
+            .fetch_all(&mut *self.tx)
+            .await
+            .map_err(err("read case messages"))?;
+        let members = rows
+            .iter()
+            .map(|r| r.try_get::<String, _>(0).map_err(err("read case messages")).and_then(|s| rows::message_id(&s)))
+            .collect::<Result<Vec<_>, _>>()?;
+        for sql in [
+            "DELETE FROM events WHERE case_id = $1",
+            "DELETE FROM case_messages WHERE case_id = $1",
+            "DELETE FROM cases WHERE id = $1",
+        ] {
+            sqlx::query(sql).bind(case.0).execute(&mut *self.tx).await.map_err(err("delete a case"))?;
+        }
+        Ok(members)
+    }
+
+    /// Puts a message in a case, or changes the rung that put it there.
+    pub async fn attach(&mut self, case: CaseId, message: &MessageId, strategy: Strategy) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO case_messages (case_id, message_id, strategy) VALUES ($1, $2, $3) \
+             ON CONFLICT (case_id, message_id) DO UPDATE SET strategy = excluded.strategy",
+        )
+        .bind(case.0)
+        .bind(message.as_str())
+        .bind(strategy.as_str())
+        .execute(&mut *self.tx)
+        .await
+        .map_err(err("attach a message to a case"))?;
+        Ok(())
+    }
+
+    /// Takes a message and its events out of a case.
+    pub async fn detach(&mut self, case: CaseId, message: &MessageId) -> Result<(), StoreError> {
+        for sql in [
+            "DELETE FROM events WHERE case_id = $1 AND message_id = $2",
+            "DELETE FROM case_messages WHERE case_id = $1 AND message_id = $2",
+        ] {
+            sqlx::query(sql)
+                .bind(case.0)
+                .bind(message.as_str())
+                .execute(&mut *self.tx)
+                .await
+                .map_err(err("detach a message from a case"))?;
+        }
+        Ok(())
+    }
+
+    /// Makes `events` the events `message` caused in `case` (or, with no
+    /// message, its stale marks), changing only what differs; true when
+    /// anything did.
+    pub async fn put_events(
+        &mut self,
+        case: CaseId,
+        message: Option<&MessageId>,
+        events: &[Event],
+    ) -> Result<bool, StoreError> {
+        let sql = format!(
+            "SELECT e.id, e.seq, {} FROM events e WHERE e.case_id = $1 AND {}",
+            rows::EVENT_COLUMNS,
+            if message.is_some() { "e.message_id = $2" } else { "e.message_id IS NULL AND e.kind = $2" }
+        );
+        let q = sqlx::query(AssertSqlSafe(sql)).bind(case.0);
+        let q = match message {
+            Some(m) => q.bind(m.as_str()),
+            None => q.bind(EventKind::Stale.as_str()),
+        };
+        let rows = q.fetch_all(&mut *self.tx).await.map_err(err("read events"))?;
+        let mut have: BTreeMap<EventKey, (i64, Event)> = BTreeMap::new();
+        for row in &rows {
+            let id: i64 = row.try_get("id").map_err(err("read events"))?;
+            let seq: i64 = row.try_get("seq").map_err(err("read events"))?;
+            let (_, e) = rows::event(row)?;
+            let key = (e.message_id.as_ref().map(|m| m.to_string()), e.kind.as_str(), seq);
+            have.insert(key, (id, e));
+        }
+        let mut changed = false;
+        let want = event_keys(events);
+        for (key, e) in &want {
+            match have.remove(key) {
+                Some((_, old)) if &old == *e => {}
+                Some((id, _)) => {
+                    sqlx::query("UPDATE events SET at = $2, verdict = $3, fix_commit = $4, note = $5 WHERE id = $1")
+                        .bind(id)
+                        .bind(e.at)
+                        .bind(e.verdict.map(|v| v.as_str()))
+                        .bind(e.fix_commit.as_deref())
+                        .bind(e.note.as_deref())
+                        .execute(&mut *self.tx)
+                        .await
+                        .map_err(err("update an event"))?;
+                    changed = true;
+                }
+                None => {
+                    sqlx::query(
+                        "INSERT INTO events (case_id, at, kind, message_id, seq, verdict, fix_commit, note) \
+                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+                    )
+                    .bind(case.0)
+                    .bind(e.at)
+                    .bind(e.kind.as_str())
+                    .bind(e.message_id.as_ref().map(MessageId::as_str))
+                    .bind(key.2)
+                    .bind(e.verdict.map(|v| v.as_str()))
+                    .bind(e.fix_commit.as_deref())
+                    .bind(e.note.as_deref())
+                    .execute(&mut *self.tx)
+                    .await
+                    .map_err(err("record an event"))?;
+                    changed = true;
+                }
+            }
+        }
+        for (id, _) in have.into_values() {
+            sqlx::query("DELETE FROM events WHERE id = $1")
+                .bind(id)
+                .execute(&mut *self.tx)
+                .await
+                .map_err(err("delete an event"))?;
+            changed = true;
+        }
+        Ok(changed)
+    }
+
+    /// A case's events (in a deterministic order; `replay` sorts by time).
+    pub async fn events(&mut self, case: CaseId) -> Result<Vec<Event>, StoreError> {
+        let sql = format!(
+            "SELECT {} FROM events e WHERE e.case_id = $1 ORDER BY e.at, e.kind, e.message_id, e.seq",
+            rows::EVENT_COLUMNS
+        );
+        let rows =
+            sqlx::query(AssertSqlSafe(sql)).bind(case.0).fetch_all(&mut *self.tx).await.map_err(err("read events"))?;
+        rows.iter().map(|r| rows::event(r).map(|(_, e)| e)).collect()
+    }
+
+    /// Stores the replay of a case's events.
+    pub async fn set_progress(&mut self, case: CaseId, p: &Progress, opened_at: i64) -> Result<(), StoreError> {
+        sqlx::query(
+            "UPDATE cases SET state = $2, updated_at = $3, verdict = $4, fix_commit = $5, fix_message_id = $6, \
+             custom_title = $7 WHERE id = $1",
+        )
+        .bind(case.0)
+        .bind(p.state.as_str())
+        .bind(p.last_activity.unwrap_or(opened_at))
+        .bind(p.verdict.map(|v| v.as_str()))
+        .bind(p.fix_commit.as_deref())
+        .bind(p.fix_message_id.as_ref().map(MessageId::as_str))
+        .bind(p.title.as_deref())
+        .execute(&mut *self.tx)
+        .await
+        .map_err(err("update a case"))?;
+        Ok(())
+    }
+
+    /// Cases that are neither closed nor improvements, with their kind.
+    pub async fn open_cases(&mut self) -> Result<Vec<(CaseId, CaseKind)>, StoreError> {
+        let open: Vec<&str> = CaseState::ALL.iter().filter(|s| s.is_open()).map(|s| s.as_str()).collect();
+        let rows = super::select_in(
+            &mut self.tx,
+            "SELECT id, kind FROM cases WHERE state IN",
+            " ORDER BY id",
+            &open,
+            "list cases",
+        )
+        .await?;
+        rows.iter()
+            .map(|r| {
+                let kind: String = r.try_get(1).map_err(err("list cases"))?;
+                let kind = CaseKind::parse(&kind).ok_or_else(|| StoreError::Corrupt(format!("case kind {kind:?}")))?;
+                Ok((CaseId(r.try_get(0).map_err(err("list cases"))?), kind))
+            })
+            .collect()
+    }
+}

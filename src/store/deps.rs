@@ -1,0 +1,129 @@
+//! What the threading of each unsettled message depends on
+//! (`thread_deps`), and the Bloom filter that keeps most "does anything
+//! depend on this?" questions away from SQLite: in a list archive almost
+//! no message is waited for.
+//!
+//! Keys are strings made by [`crate::thread::DepKey`]. The filter holds
+//! every key of the table (added to before each insert, never removed
+//! from); it is filled from the table at a connection's first write
+//! transaction and again whenever `PRAGMA data_version` shows that another
+//! connection committed since.
+
+use std::collections::BTreeSet;
+
+use sqlx::sqlite::SqliteConnection;
+use sqlx::{AssertSqlSafe, Row};
+
+use super::filter::Filter;
+use super::{StoreError, Tx, chunks, err, insert_sql, rows};
+use crate::model::MessageId;
+
+#[derive(Default)]
+pub(super) struct DepFilter {
+    keys: Filter,
+    /// `PRAGMA data_version` when the filter was filled; `None` before.
+    version: Option<i64>,
+}
+
+impl DepFilter {
+    /// Fills the filter again if another connection committed since it
+    /// was filled. Called at the start of every write transaction (which
+    /// holds the write lock, so nothing commits during it).
+    pub(super) async fn refresh(&mut self, conn: &mut SqliteConnection) -> Result<(), StoreError> {
+        let version: i64 = sqlx::query("PRAGMA data_version")
+            .fetch_one(&mut *conn)
+            .await
+            .and_then(|r| r.try_get(0))
+            .map_err(err("read the data version"))?;
+        if self.version == Some(version) {
+            return Ok(());
+        }
+        use futures_util::TryStreamExt;
+        let mut keys = Filter::default();
+        let mut rows = sqlx::query("SELECT DISTINCT dep_key FROM thread_deps").fetch(conn);
+        while let Some(row) = rows.try_next().await.map_err(err("read thread dependencies"))? {
+            let key: &str = row.try_get(0).map_err(err("read thread dependencies"))?;
+            keys.insert(key);
+        }
+        *self = DepFilter { keys, version: Some(version) };
+        Ok(())
+    }
+}
+
+impl Tx<'_> {
+    /// Whether anything may depend on `key` (false: certainly nothing).
+    pub fn may_have_dependents(&self, key: &str) -> bool {
+        self.deps.keys.may_contain(key)
+    }
+
+    /// The messages whose threading depends on any of `keys`, each once,
+    /// in Message-ID order.
+    pub async fn dependents(&mut self, keys: &[&str]) -> Result<Vec<MessageId>, StoreError> {
+        let maybe: Vec<&str> = keys.iter().copied().filter(|k| self.deps.keys.may_contain(k)).collect();
+        if maybe.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows = super::select_in(
+            &mut self.tx,
+            "SELECT DISTINCT message_id FROM thread_deps WHERE dep_key IN",
+            "",
+            &maybe,
+            "look up thread dependencies",
+        )
+        .await?;
+        let mut out: BTreeSet<MessageId> = BTreeSet::new();
+        for r in rows {
+            let id: String = r.try_get(0).map_err(err("look up thread dependencies"))?;
+            out.insert(rows::message_id(&id)?);
+        }
+        Ok(out.into_iter().collect())
+    }
+
+    /// Makes `keys` the whole set of what `id`'s threading depends on.
+    pub async fn set_deps(&mut self, id: &MessageId, keys: &[String]) -> Result<(), StoreError> {
+        let rows = sqlx::query("SELECT dep_key FROM thread_deps WHERE message_id = $1")
+            .bind(id.as_str())
+            .fetch_all(&mut *self.tx)
+            .await
+            .map_err(err("read thread dependencies"))?;
+        let have: BTreeSet<String> =
+            rows.iter().map(|r| r.try_get(0)).collect::<Result<_, _>>().map_err(err("read thread dependencies"))?;
+        let want: BTreeSet<&str> = keys.iter().map(String::as_str).collect();
+        let gone: Vec<&str> = have.iter().map(String::as_str).filter(|k| !want.contains(k)).collect();
+        for chunk in chunks(&gone) {
+            let sql = format!(
+                "DELETE FROM thread_deps WHERE message_id = ? AND dep_key IN ({})",
+                super::placeholders(chunk.len())
+            );
+            let mut q = sqlx::query(AssertSqlSafe(sql)).bind(id.as_str());
+            for k in chunk {
+                q = q.bind(*k);
+            }
+            q.execute(&mut *self.tx).await.map_err(err("drop thread dependencies"))?;
+        }
+        let new: Vec<&str> = want.into_iter().filter(|k| !have.contains(*k)).collect();
+        self.add_deps(id, &new).await
+    }
+
+    /// Adds to what `id`'s threading depends on (a message stored now has
+    /// nothing yet).
+    pub async fn add_deps(&mut self, id: &MessageId, keys: &[&str]) -> Result<(), StoreError> {
+        for k in keys {
+            self.deps.keys.insert(k);
+        }
+        for chunk in chunks(keys) {
+            let sql = insert_sql(
+                "thread_deps (dep_key, message_id)",
+                2,
+                chunk.len(),
+                "ON CONFLICT (dep_key, message_id) DO NOTHING",
+            );
+            let mut q = sqlx::query(AssertSqlSafe(sql));
+            for k in chunk {
+                q = q.bind(*k).bind(id.as_str());
+            }
+            q.execute(&mut *self.tx).await.map_err(err("record thread dependencies"))?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,323 @@
+//! The read side: cases with their messages, events and related cases,
+//! as the CLI views, the digest and the web pages show them.
+//!
+//! A [`Reader`] holds a pool of read-only connections and answers through
+//! `&self`, so a web server can share one; each call reads one snapshot
+//! (one read transaction), so a case never shows half of a batch another
+//! process is writing. It never creates, migrates or changes a store, and
+//! it can read a store on a read-only medium.
+//!
+//! Related cases are not stored: they follow from the cases' facts (the
+//! same commit, the same patch: [`crate::thread::relation`]) and from
+//! reports sent into another case's thread, so they never depend on
+//! which report arrived first.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::Path;
+
+use sqlx::sqlite::{SqliteConnection, SqlitePool, SqliteRow};
+use sqlx::{AssertSqlSafe, Row};
+
+use super::{StoreError, err, placeholders, rows, select_in};
+use crate::model::{MessageId, Verdict};
+use crate::thread::{CaseId, CaseState, CaseView, Event, Relation, Strategy, relation};
+
+/// A message of a case, for the read side.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CaseMessage {
+    pub message_id: MessageId,
+    pub strategy: Strategy,
+    pub kind: String,
+    pub subject: String,
+    pub from: Option<String>,
+    pub date: Option<i64>,
+}
+
+/// A case with everything the read side shows.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CaseRecord {
+    pub view: CaseView,
+    pub updated_at: i64,
+    pub verdict: Option<Verdict>,
+    pub fix_commit: Option<String>,
+    pub fix_message_id: Option<MessageId>,
+    /// The report's facts as extracted (JSON), when stored.
+    pub report_facts: Option<serde_json::Value>,
+    /// Empty unless asked for.
+    pub messages: Vec<CaseMessage>,
+    pub events: Vec<Event>,
+    pub related: Vec<(CaseId, Relation)>,
+}
+
+/// Which cases to list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaseFilter {
+    Open,
+    All,
+    State(CaseState),
+}
+
+/// Read-only access to a store file, shareable (`&self`).
+#[derive(Clone)]
+pub struct Reader {
+    pool: SqlitePool,
+}
+
+impl Reader {
+    /// Opens an existing store for reading; a missing one is
+    /// [`StoreError::Missing`], and nothing is created.
+    pub async fn open(path: &Path) -> Result<Reader, StoreError> {
+        Ok(Reader { pool: super::open::reader(path).await? })
+    }
+
+    /// The cases `filter` selects, by id; with `detail`, each with its
+    /// messages, events and related cases.
+    pub async fn cases(&self, filter: CaseFilter, detail: bool) -> Result<Vec<CaseRecord>, StoreError> {
+        let mut tx = self.pool.begin().await.map_err(err("begin a read"))?;
+        let out = load_cases(&mut tx, filter, detail).await?;
+        tx.commit().await.map_err(err("end a read"))?;
+        Ok(out)
+    }
+
+    /// One case with its messages, events and related cases.
+    pub async fn case(&self, id: CaseId) -> Result<Option<CaseRecord>, StoreError> {
+        let mut tx = self.pool.begin().await.map_err(err("begin a read"))?;
+        let out = load_case(&mut tx, id).await?;
+        tx.commit().await.map_err(err("end a read"))?;
+        Ok(out)
+    }
+}
+
+fn base_select() -> String {
+    format!(
+        "SELECT {}, c.updated_at, c.verdict, c.fix_commit, c.fix_message_id, r.facts \
+         FROM cases c LEFT JOIN reports r ON r.message_id = c.report_message_id",
+        rows::CASE_COLUMNS
+    )
+}
+
+pub(super) async fn load_cases(
+    conn: &mut SqliteConnection,
+    filter: CaseFilter,
+    detail: bool,
+) -> Result<Vec<CaseRecord>, StoreError> {
+    let base = base_select();
+    let rows = match filter {
+        CaseFilter::All => sqlx::query(AssertSqlSafe(format!("{base} ORDER BY c.id")))
+            .fetch_all(&mut *conn)
+            .await
+            .map_err(err("list cases"))?,
+        CaseFilter::State(s) => sqlx::query(AssertSqlSafe(format!("{base} WHERE c.state = $1 ORDER BY c.id")))
+            .bind(s.as_str())
+            .fetch_all(&mut *conn)
+            .await
+            .map_err(err("list cases"))?,
+        CaseFilter::Open => {
+            let open: Vec<&str> = CaseState::ALL.iter().filter(|s| s.is_open()).map(|s| s.as_str()).collect();
+            let sql = format!("{base} WHERE c.state IN ({}) ORDER BY c.id", placeholders(open.len()));
+            let mut q = sqlx::query(AssertSqlSafe(sql));
+            for s in open {
+                q = q.bind(s);
+            }
+            q.fetch_all(&mut *conn).await.map_err(err("list cases"))?
+        }
+    };
+    let mut out: Vec<CaseRecord> = rows.iter().map(case_record).collect::<Result<_, _>>()?;
+    if detail && !out.is_empty() {
+        add_details(conn, &mut out, matches!(filter, CaseFilter::All)).await?;
+    }
+    Ok(out)
+}
+
+pub(super) async fn load_case(conn: &mut SqliteConnection, id: CaseId) -> Result<Option<CaseRecord>, StoreError> {
+    let row = sqlx::query(AssertSqlSafe(format!("{} WHERE c.id = $1", base_select())))
+        .bind(id.0)
+        .fetch_optional(&mut *conn)
+        .await
+        .map_err(err("read a case"))?;
+    let Some(row) = row else { return Ok(None) };
+    let mut out = vec![case_record(&row)?];
+    add_details(conn, &mut out, false).await?;
+    Ok(out.pop())
+}
+
+fn case_record(row: &SqliteRow) -> Result<CaseRecord, StoreError> {
+    let view = rows::case_view(row)?;
+    let verdict: Option<String> = row.try_get("verdict").map_err(err("read a case"))?;
+    let fix_message: Option<String> = row.try_get("fix_message_id").map_err(err("read a case"))?;
+    let facts: Option<String> = row.try_get("facts").map_err(err("read a case"))?;
+    Ok(CaseRecord {
+        view,
+        updated_at: row.try_get("updated_at").map_err(err("read a case"))?,
+        verdict: verdict.as_deref().map(rows::verdict).transpose()?,
+        fix_commit: row.try_get("fix_commit").map_err(err("read a case"))?,
+        fix_message_id: fix_message.as_deref().map(rows::message_id).transpose()?,
+        report_facts: facts.and_then(|f| serde_json::from_str(&f).ok()),
+        messages: Vec::new(),
+        events: Vec::new(),
+        related: Vec::new(),
+    })
+}
+
+/// Messages, events and related cases of `cases`; `all` says they are
+/// every case of the store (so each table is read once, unfiltered).
+async fn add_details(conn: &mut SqliteConnection, cases: &mut [CaseRecord], all: bool) -> Result<(), StoreError> {
+    let index: HashMap<CaseId, usize> = cases.iter().enumerate().map(|(i, c)| (c.view.id, i)).collect();
+    let ids: Vec<i64> = cases.iter().map(|c| c.view.id.0).collect();
+    let messages = rows_for(
+        conn,
+        "SELECT cm.case_id, cm.message_id, cm.strategy, m.kind, m.subject, m.from_addr, m.date \
+         FROM case_messages cm JOIN messages m ON m.message_id = cm.message_id",
+        "cm.case_id",
+        "cm.case_id, m.date, cm.message_id",
+        &ids,
+        all,
+        "read case messages",
+    )
+    .await?;
+    for row in messages {
+        let case = CaseId(row.try_get("case_id").map_err(err("read case messages"))?);
+        let Some(&i) = index.get(&case) else { continue };
+        let id: String = row.try_get("message_id").map_err(err("read case messages"))?;
+        let strategy: String = row.try_get("strategy").map_err(err("read case messages"))?;
+        cases[i].messages.push(CaseMessage {
+            message_id: rows::message_id(&id)?,
+            strategy: rows::strategy(&strategy)?,
+            kind: row.try_get("kind").map_err(err("read case messages"))?,
+            subject: row.try_get("subject").map_err(err("read case messages"))?,
+            from: row.try_get("from_addr").map_err(err("read case messages"))?,
+            date: row.try_get("date").map_err(err("read case messages"))?,
+        });
+    }
+    let events = rows_for(
+        conn,
+        &format!("SELECT {} FROM events e", rows::EVENT_COLUMNS),
+        "e.case_id",
+        "e.case_id, e.at, e.kind, e.message_id, e.seq",
+        &ids,
+        all,
+        "read events",
+    )
+    .await?;
+    for row in events {
+        let (case, e) = rows::event(&row)?;
+        if let Some(&i) = index.get(&case) {
+            cases[i].events.push(e);
+        }
+    }
+    add_related(conn, cases, &index, all).await
+}
+
+/// Rows of `select`, for the cases `ids` (all rows when `all`), in `order`.
+async fn rows_for(
+    conn: &mut SqliteConnection,
+    select: &str,
+    case_col: &str,
+    order: &str,
+    ids: &[i64],
+    all: bool,
+    what: &'static str,
+) -> Result<Vec<SqliteRow>, StoreError> {
+    if all {
+        let sql = format!("{select} ORDER BY {order}");
+        return sqlx::query(AssertSqlSafe(sql)).fetch_all(&mut *conn).await.map_err(err(what));
+    }
+    let mut rows = select_in(conn, &format!("{select} WHERE {case_col} IN"), "", ids, what).await?;
+    // Chunks come back each in its own order: sort by case, keeping the
+    // order within a case (each case is in one chunk).
+    let mut keyed: Vec<(i64, usize, SqliteRow)> = Vec::with_capacity(rows.len());
+    for (n, r) in rows.drain(..).enumerate() {
+        keyed.push((r.try_get(0).map_err(err(what))?, n, r));
+    }
+    keyed.sort_by_key(|(case, n, _)| (*case, *n));
+    Ok(keyed.into_iter().map(|(_, _, r)| r).collect())
+}
+
+/// The cases related to each of `cases`: reports sent into another
+/// case's thread (either way round), then the same commit, then the same
+/// patch; each related case once, by id.
+async fn add_related(
+    conn: &mut SqliteConnection,
+    cases: &mut [CaseRecord],
+    index: &HashMap<CaseId, usize>,
+    all: bool,
+) -> Result<(), StoreError> {
+    let mut found: Vec<Vec<(CaseId, u8, Relation)>> = vec![Vec::new(); cases.len()];
+    let mut add = |a: CaseId, b: CaseId, rel: Relation| {
+        let rank = match rel {
+            Relation::InThread => 0,
+            Relation::SameCommit => 1,
+            Relation::SamePatch => 2,
+        };
+        if let Some(&i) = index.get(&a) {
+            found[i].push((b, rank, rel));
+        }
+        if let Some(&i) = index.get(&b) {
+            found[i].push((a, rank, rel));
+        }
+    };
+    // A report attached to another case: the two are in one thread.
+    let rows = sqlx::query(
+        "SELECT cm.case_id, c.id FROM case_messages cm JOIN cases c ON c.report_message_id = cm.message_id \
+         WHERE cm.case_id <> c.id ORDER BY cm.case_id, c.id",
+    )
+    .fetch_all(&mut *conn)
+    .await
+    .map_err(err("read related cases"))?;
+    for r in rows {
+        add(
+            CaseId(r.try_get(0).map_err(err("read related cases"))?),
+            CaseId(r.try_get(1).map_err(err("read related cases"))?),
+            Relation::InThread,
+        );
+    }
+    // Every case sharing a commit prefix or a patch key with one of ours.
+    let others: Vec<CaseView> = if all {
+        cases.iter().map(|c| c.view.clone()).collect()
+    } else {
+        let prefixes: BTreeSet<String> = cases
+            .iter()
+            .filter_map(|c| c.view.facts.commit.as_deref().and_then(crate::thread::keys::commit_prefix))
+            .collect();
+        let patches: BTreeSet<&str> = cases.iter().filter_map(|c| c.view.facts.patch_key.as_deref()).collect();
+        let prefixes: Vec<&str> = prefixes.iter().map(String::as_str).collect();
+        let patches: Vec<&str> = patches.into_iter().collect();
+        let select = format!("SELECT {} FROM cases c WHERE", rows::CASE_COLUMNS);
+        let mut rows =
+            select_in(conn, &format!("{select} c.commit_prefix IN"), "", &prefixes, "read related cases").await?;
+        rows.extend(select_in(conn, &format!("{select} c.patch_key IN"), "", &patches, "read related cases").await?);
+        rows.iter().map(rows::case_view).collect::<Result<_, _>>()?
+    };
+    let keys_of = |v: &CaseView| -> Vec<String> {
+        let prefix = v.facts.commit.as_deref().and_then(crate::thread::keys::commit_prefix);
+        prefix.into_iter().chain(v.facts.patch_key.clone()).collect()
+    };
+    let mut by_key: HashMap<String, Vec<&CaseView>> = HashMap::new();
+    for v in &others {
+        for key in keys_of(v) {
+            by_key.entry(key).or_default().push(v);
+        }
+    }
+    let mut pairs = Vec::new();
+    for c in cases.iter() {
+        let a = &c.view;
+        for key in keys_of(a) {
+            for b in by_key.get(&key).into_iter().flatten() {
+                if b.id != a.id
+                    && let Some(rel) = relation(&a.facts, &b.facts)
+                {
+                    pairs.push((a.id, b.id, rel));
+                }
+            }
+        }
+    }
+    for (a, b, rel) in pairs {
+        add(a, b, rel);
+    }
+    for (c, mut best) in cases.iter_mut().zip(found) {
+        let mut seen = BTreeSet::new();
+        best.sort_by_key(|(id, rank, _)| (*id, *rank));
+        c.related = best.into_iter().filter(|(id, _, _)| seen.insert(*id)).map(|(id, _, rel)| (id, rel)).collect();
+    }
+    Ok(())
+}
