@@ -18,7 +18,12 @@
 //! ```sh
 //! cargo run --release --example bench_ingest [-- TOTAL_MESSAGES [CORPUS.mbox]]
 //! BENCH_ARCHIVE=/tmp/big.mbox cargo run --release --example bench_ingest   # keep the archive
+//! cargo run --release --example bench_ingest -- --archive /tmp/cgroups.mbox   # a real archive as it is
 //! ```
+//!
+//! With `--archive FILE` nothing is generated: the rounds run over that
+//! mbox (the whole cgroups list of `../shared/corpus/bulk/`, unpacked, is
+//! the real-traffic check).
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -41,22 +46,29 @@ fn main() {
         child_ingest(Path::new(&args[2]), Path::new(&args[3]));
         return;
     }
-    let total: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(DEFAULT_TOTAL);
-    let corpus = PathBuf::from(args.get(2).map_or(DEFAULT_CORPUS, String::as_str));
     let dir = tempfile::tempdir().expect("temp dir");
-    // BENCH_ARCHIVE=PATH keeps the generated archive there (to rerun
-    // `lkpbot ingest` on it, or to profile).
-    let mbox = std::env::var_os("BENCH_ARCHIVE").map_or_else(|| dir.path().join("archive.mbox"), PathBuf::from);
-
-    let t = Instant::now();
-    let written = build_archive(&corpus, &mbox, total);
-    let size = std::fs::metadata(&mbox).map(|m| m.len()).unwrap_or(0);
-    println!(
-        "archive: {written} messages, {:.1} MiB, built in {:.1}s ({})",
-        size as f64 / (1 << 20) as f64,
-        t.elapsed().as_secs_f64(),
-        mbox.display()
-    );
+    let mbox = if args.get(1).map(String::as_str) == Some("--archive") {
+        let mbox = PathBuf::from(args.get(2).expect("--archive FILE"));
+        let size = std::fs::metadata(&mbox).map(|m| m.len()).expect("the archive is readable");
+        println!("archive: {} ({:.1} MiB, as it is)", mbox.display(), size as f64 / (1 << 20) as f64);
+        mbox
+    } else {
+        let total: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(DEFAULT_TOTAL);
+        let corpus = PathBuf::from(args.get(2).map_or(DEFAULT_CORPUS, String::as_str));
+        // BENCH_ARCHIVE=PATH keeps the generated archive there (to rerun
+        // `lkpbot ingest` on it, or to profile).
+        let mbox = std::env::var_os("BENCH_ARCHIVE").map_or_else(|| dir.path().join("archive.mbox"), PathBuf::from);
+        let t = Instant::now();
+        let written = build_archive(&corpus, &mbox, total);
+        let size = std::fs::metadata(&mbox).map(|m| m.len()).unwrap_or(0);
+        println!(
+            "archive: {written} messages, {:.1} MiB, built in {:.1}s ({})",
+            size as f64 / (1 << 20) as f64,
+            t.elapsed().as_secs_f64(),
+            mbox.display()
+        );
+        mbox
+    };
 
     // The machine this runs on is shared and its speed drifts by tens of
     // percent within a minute, so (a) and (b) alternate over ROUNDS rounds

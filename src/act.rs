@@ -106,3 +106,87 @@ pub fn command_events(m: &Incoming, case: &CaseView, policy: &Policy, at: i64) -
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::commands;
+    use crate::model::MessageId;
+    use crate::thread::{CaseFacts, CaseId, CaseKind, CaseState};
+
+    fn case() -> CaseView {
+        CaseView {
+            id: CaseId(7),
+            state: CaseState::Reported,
+            facts: CaseFacts {
+                kind: CaseKind::PerfRegression,
+                title: "t".into(),
+                report_message_id: MessageId::new("r@x").unwrap(),
+                report_to: vec!["author@example.org".into()],
+                opened_at: 0,
+                commit: None,
+                commit_subject: None,
+                tree: None,
+                branch: None,
+                testcase: None,
+                metric: None,
+                change_pct: None,
+                direction: None,
+                signature: None,
+                subject_key: None,
+                patch_key: None,
+            },
+        }
+    }
+
+    fn mail(from: &str, body: &str) -> Incoming {
+        let raw = format!(
+            "From: {from}\nSubject: Re: x\nMessage-ID: <m@x>\nIn-Reply-To: <r@x>\nDate: Mon, 1 Jun 2026 10:00:00 +0000\n\n{body}\n"
+        );
+        let m = crate::mail::parse(raw.as_bytes());
+        let mut c = crate::classify::classify(&m, &ClassifyConfig::default());
+        c.kind = Kind::Command;
+        c.commands = commands::parse(&m.body);
+        Incoming::new(&m, c)
+    }
+
+    /// Who may do what: each row a sender, a command, and the events it
+    /// causes in the case.
+    #[test]
+    fn who_may_do_what() {
+        let policy = Policy { maintainers: vec!["boss@example.org".into()], lkp_team: vec!["lkp@intel.com".into()] };
+        let rows: &[(&str, &str, &[EventKind])] = &[
+            ("anyone@example.net", "please retest", &[EventKind::RetestRequested]),
+            ("anyone@example.net", "#lkp test 0123456789abcdef", &[EventKind::RetestRequested]),
+            ("anyone@example.net", "#lkp resolve", &[EventKind::Discussion]),
+            ("anyone@example.net", "#lkp invalid noise", &[EventKind::Discussion]),
+            ("anyone@example.net", "#lkp reopen", &[EventKind::Discussion]),
+            ("anyone@example.net", "#lkp status", &[EventKind::Discussion]),
+            ("author@example.org", "#lkp resolve", &[EventKind::Resolved]),
+            ("author@example.org", "#lkp fixed 0123456789ab", &[EventKind::Resolved]),
+            ("boss@example.org", "#lkp dup 12", &[EventKind::Duplicate]),
+            ("boss@example.org", "#lkp title a better title", &[EventKind::Retitled]),
+            ("lkp@intel.com", "#lkp invalid flaky", &[EventKind::Invalid]),
+            ("lkp@intel.com", "#lkp reopen", &[EventKind::Reopened]),
+            ("author@example.org", "#lkp retest\n#lkp resolve", &[EventKind::RetestRequested, EventKind::Resolved]),
+        ];
+        for (from, body, want) in rows {
+            let m = mail(from, body);
+            let got: Vec<EventKind> = command_events(&m, &case(), &policy, 5).iter().map(|e| e.kind).collect();
+            assert_eq!(&got, want, "{from}: {body}");
+        }
+    }
+
+    #[test]
+    fn other_kinds_pass_through() {
+        let m = mail("anyone@example.net", "#lkp resolve");
+        let mut plain = m.clone();
+        plain.classified.kind = Kind::Discussion;
+        let d = Decision::Attach(vec![Attachment {
+            case: CaseId(7),
+            strategy: crate::thread::Strategy::References,
+            events: vec![],
+        }]);
+        assert_eq!(apply(&plain, d.clone(), &[case()], &Policy::default(), 5), d);
+    }
+}

@@ -61,6 +61,11 @@ fn corpus_summary() {
     assert_eq!(s.build_summaries, 50);
     assert_eq!(s.cases_opened, s.reports - s.build_summaries);
     assert_eq!(c.cases.len() as u64, s.cases_opened);
+    // Every build summary's facts are kept, though it opens no case.
+    let tables = block_on(async { Store::open(&c.db()).await.unwrap().table_stats().await.unwrap() });
+    let rows = |t: &str| tables.iter().find(|x| x.table == t).unwrap().rows;
+    assert_eq!(rows("build_summaries"), 50);
+    assert_eq!(rows("reports") as u64, s.reports - s.build_summaries);
 }
 
 /// Every message whose References/In-Reply-To chain (followed through the

@@ -17,7 +17,7 @@ use crate::util;
 
 /// A case as text that does not depend on arrival order: keyed by its
 /// report, related cases named by their reports, events in time order.
-fn canonical(cases: &[CaseRecord]) -> BTreeMap<String, String> {
+pub fn canonical(cases: &[CaseRecord]) -> BTreeMap<String, String> {
     let report_of: BTreeMap<i64, String> =
         cases.iter().map(|c| (c.view.id.0, c.view.facts.report_message_id.to_string())).collect();
     cases
@@ -66,7 +66,7 @@ fn canonical(cases: &[CaseRecord]) -> BTreeMap<String, String> {
 }
 
 /// The first difference between two canonical stores, if any.
-fn first_difference(a: &BTreeMap<String, String>, b: &BTreeMap<String, String>) -> Option<String> {
+pub fn first_difference(a: &BTreeMap<String, String>, b: &BTreeMap<String, String>) -> Option<String> {
     for (k, va) in a {
         match b.get(k) {
             None => return Some(format!("case of {k} only in the first")),
@@ -79,7 +79,7 @@ fn first_difference(a: &BTreeMap<String, String>, b: &BTreeMap<String, String>) 
 
 /// Imports `parts` into one store file in `dir`, each part by its own
 /// engine (one transaction per `batch` messages), and returns the cases.
-async fn import_parts(dir: &Path, parts: &[Vec<Vec<u8>>], batch: usize) -> Vec<CaseRecord> {
+pub async fn import_parts(dir: &Path, parts: &[Vec<Vec<u8>>], batch: usize) -> Vec<CaseRecord> {
     let path = dir.join("lkpbot.db");
     for part in parts {
         let mut store = Store::open(&path).await.unwrap();

@@ -177,3 +177,50 @@ fn only_the_store_speaks_sql() {
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+/// Stale marks have a natural key (the case and the time): a sweep that
+/// finds the same marks writes nothing, and a later sweep adds the new
+/// mark beside the old one, which keeps its row.
+#[test]
+fn stale_marks_are_kept_not_rewritten() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lkpbot.db");
+    let msgs = fixture_messages("retest-fixup");
+    let day = 86_400;
+    block_on(async {
+        let mut store = Store::open(&path).await.unwrap();
+        let mut engine = crate::thread::engine(&mut store);
+        for m in &msgs {
+            engine.push(crate::thread::env(m)).await.unwrap();
+        }
+        engine.finish().await.unwrap();
+        let last = store.cases(lkpbot::store::CaseFilter::All, true).await.unwrap()[0].updated_at;
+        let sweep = |now| {
+            let path = path.clone();
+            async move {
+                let mut store = Store::open(&path).await.unwrap();
+                lkpbot::engine::Engine::sweep_stale(&mut store, now, 30).await.unwrap()
+            }
+        };
+        let first = sweep(last + 40 * day).await;
+        assert_eq!(first.changed, 1);
+        let url = format!("sqlite://{}", path.display());
+        let marks = || async {
+            let mut conn = sqlx::SqliteConnection::connect(&url).await.unwrap();
+            let rows: Vec<(i64, i64)> = sqlx::query_as("SELECT id, at FROM events WHERE kind = 'stale' ORDER BY at")
+                .fetch_all(&mut conn)
+                .await
+                .unwrap();
+            rows
+        };
+        let before = marks().await;
+        assert_eq!(before.len(), 1);
+        let again = sweep(last + 40 * day).await;
+        assert_eq!(again.changed, 0);
+        assert_eq!(marks().await, before);
+        // A case stays stale: no new mark until more activity; the mark
+        // is still the same row.
+        sweep(last + 100 * day).await;
+        assert_eq!(marks().await, before);
+    });
+}

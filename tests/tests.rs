@@ -14,6 +14,8 @@ mod corpus;
 mod ingest;
 /// Any arrival order, any split into imports: the same cases.
 mod order;
+/// Several processes and store handles on one store file.
+mod processes;
 /// Random and mutated mail must never panic the parser or the classifier.
 mod props;
 /// The five seed mails the product started from.

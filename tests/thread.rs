@@ -339,3 +339,31 @@ fn new_replies_beside_duplicates_of_their_ancestors_join_the_case() {
         assert_eq!(strategies, [Strategy::Report, Strategy::References].into_iter().collect());
     });
 }
+
+/// ```text
+/// R  202603091000.dddd0001-lkp@intel.com   perf regression, To: cy@example.org
+/// <- X  dddd0002@example.net   a passer-by: "#lkp resolve"
+/// <- Y  dddd0003@example.org   the report's addressee: "#lkp invalid the machine ran with turbo off"
+/// ```
+/// Anyone may talk in a thread, but only the report's addressees, the
+/// maintainers and the LKP team may close a case: X's command is recorded
+/// as discussion with the reason, Y's closes the case.
+#[test]
+fn only_who_may_close_a_case_closes_it() {
+    let msgs = fixture_messages("commands-who-may");
+    let run = ingest(&msgs[..2], false);
+    let [case] = run.cases.as_slice() else { panic!("one case expected") };
+    assert_eq!(case.view.state, CaseState::Discussed, "a passer-by resolved the case");
+    let refused =
+        case.events.iter().find(|e| e.message_id.as_ref().is_some_and(|m| m.as_str() == "dddd0002@example.net"));
+    let refused = refused.expect("the passer-by's mail is an event");
+    assert_eq!(refused.kind, EventKind::Discussion);
+    assert!(refused.note.as_deref().unwrap_or("").starts_with("not allowed: #lkp resolve"), "{refused:?}");
+
+    let run = ingest(&msgs, false);
+    let [case] = run.cases.as_slice() else { panic!("one case expected") };
+    assert_eq!(case.view.state, CaseState::Invalid);
+    let invalid = case.events.iter().find(|e| e.kind == EventKind::Invalid).unwrap();
+    assert_eq!(invalid.note.as_deref(), Some("the machine ran with turbo off"));
+    assert_eq!(invalid.message_id.as_ref().unwrap().as_str(), "dddd0003@example.org");
+}

@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::act::Policy;
-use crate::classify::ClassifyConfig;
+use crate::classify::{ClassifyConfig, Kind};
 use crate::model::MessageId;
 use crate::source::SourceError;
 use crate::store::{StaleSweep, Store, StoreError};
@@ -44,7 +44,7 @@ use pipeline::{Chunk, Item};
 pub const BATCH_MESSAGES: usize = 1024;
 /// At most this many bytes of messages held for one transaction: memory
 /// stays flat however large the archive.
-pub const BATCH_BYTES: usize = 8 << 20;
+pub const BATCH_BYTES: usize = 4 << 20;
 
 /// What a run did.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -241,9 +241,7 @@ impl<'s> Engine<'s> {
             };
             // Ordinary list traffic: unrelated, and every ancestor settled
             // (so it can never join a case): one small row, settled too.
-            if threading::threads_by_references_only(inc.kind())
-                && inc.ancestors.iter().all(|a| status.get(a) == Some(&true))
-            {
+            if inc.kind() == Kind::Unrelated && inc.ancestors.iter().all(|a| status.get(a) == Some(&true)) {
                 row.settled = true;
                 if th.tx.may_have_dependents(&keys::dep_message(&message_id)) {
                     plain.arrived.push(message_id.clone());

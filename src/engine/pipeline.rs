@@ -149,7 +149,7 @@ pub(super) struct Chunk {
 /// Messages per chunk: enough to make the hand-off between threads cheap;
 /// and bytes, so a run of large reports does not make a large chunk.
 const CHUNK_MESSAGES: usize = 64;
-const CHUNK_BYTES: usize = 512 << 10;
+const CHUNK_BYTES: usize = 256 << 10;
 /// Chunks parsed ahead of the store: a batch's worth, so the workers go on
 /// while a batch is written.
 const QUEUED_CHUNKS: usize = super::BATCH_MESSAGES / CHUNK_MESSAGES;
