@@ -9,8 +9,8 @@ use regex::Regex;
 use serde::Serialize;
 use std::sync::LazyLock;
 
-use crate::classify::text::Needles;
 use crate::mail::quote;
+use crate::text::{Needles, strip_signature};
 
 pub const MAX_COMMANDS: usize = 10;
 
@@ -108,7 +108,7 @@ pub fn parse(body: &str) -> Vec<CommandLine> {
         return Vec::new();
     }
     let own = quote::unquoted(body);
-    let own = crate::classify::text::strip_signature(&own);
+    let own = strip_signature(&own);
     let mut out = Vec::new();
     for line in own.lines() {
         let t = line.trim();

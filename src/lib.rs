@@ -17,5 +17,6 @@ pub mod mail;
 pub mod model;
 pub mod source;
 pub mod store;
+pub mod text;
 pub mod thread;
 pub mod view;

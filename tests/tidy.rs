@@ -3,7 +3,8 @@
 use crate::util;
 
 /// Modules that must stay pure: no I/O, no clock, no environment.
-const PURE: &[&str] = &["src/mail", "src/classify", "src/commands.rs", "src/model.rs", "src/thread"];
+const PURE: &[&str] =
+    &["src/mail", "src/classify", "src/commands.rs", "src/model.rs", "src/thread", "src/act.rs", "src/text.rs"];
 
 const FORBIDDEN: &[&str] = &[
     "std::fs",
@@ -15,6 +16,8 @@ const FORBIDDEN: &[&str] = &[
     "SystemTime",
     "Instant::now",
     "Utc::now",
+    "Timestamp::now",
+    "Zoned::now",
     "rand::",
 ];
 
@@ -54,4 +57,138 @@ fn unwrap_is_denied_in_the_crate_roots() {
         let text = std::fs::read_to_string(util::repo().join(f)).unwrap();
         assert!(text.contains("#![deny(clippy::unwrap_used)]"), "{f} lacks the unwrap deny");
     }
+}
+
+/// Which stages each stage may use (ARCHITECTURE.md, "Layers"): data
+/// flows one way, so a stage never reaches for one that comes after it.
+/// `cli` and the crate roots may use everything.
+const LAYERS: &[(&str, &[&str])] = &[
+    ("model", &[]),
+    ("text", &[]),
+    ("mail", &["model"]),
+    ("commands", &["mail", "model", "text"]),
+    ("classify", &["commands", "mail", "model", "text"]),
+    ("thread", &["classify", "mail", "model"]),
+    ("act", &["thread", "classify", "commands", "mail", "model"]),
+    ("source", &["model"]),
+    ("store", &["thread", "classify", "model"]),
+    ("view", &["store", "thread", "classify", "model"]),
+    ("engine", &["source", "store", "act", "thread", "classify", "mail", "model"]),
+];
+
+/// The top-level module a source file belongs to.
+fn stage_of(rel: &str) -> &str {
+    let first = rel.split('/').next().unwrap_or(rel);
+    first.strip_suffix(".rs").unwrap_or(first)
+}
+
+/// Every `crate::NAME` (NAME a module or item) named outside comments.
+fn crate_refs(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in text.lines().filter(|l| !l.trim_start().starts_with("//")) {
+        let mut rest = line;
+        while let Some(i) = rest.find("crate::") {
+            let name: String = rest[i + 7..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+            out.push(name);
+            rest = &rest[i + 7..];
+        }
+        // `use crate::{a, b}` names several.
+        if let Some(i) = line.find("crate::{") {
+            let inner = &line[i + 8..line[i..].find('}').map_or(line.len(), |j| i + j)];
+            out.extend(inner.split(',').map(|p| p.trim().split("::").next().unwrap_or("").to_string()));
+        }
+    }
+    out
+}
+
+#[test]
+fn stages_use_only_the_stages_before_them() {
+    let src = util::repo().join("src");
+    let files = util::files_with_suffix(&src, ".rs");
+    let stages: Vec<&str> = LAYERS.iter().map(|(s, _)| *s).collect();
+    let mut bad = Vec::new();
+    let mut checked = 0;
+    for f in &files {
+        let rel = f.strip_prefix(&src).unwrap().to_string_lossy().replace('\\', "/");
+        let stage = stage_of(&rel);
+        let Some((_, allowed)) = LAYERS.iter().find(|(s, _)| *s == stage) else { continue };
+        checked += 1;
+        let text = std::fs::read_to_string(f).unwrap();
+        for name in crate_refs(&text) {
+            if stages.contains(&name.as_str()) && name != stage && !allowed.contains(&name.as_str()) {
+                bad.push(format!("{rel}: {stage} uses {name}"));
+            }
+        }
+    }
+    assert!(checked > 30, "checked only {checked} files");
+    bad.sort();
+    bad.dedup();
+    assert!(bad.is_empty(), "imports against the direction of the pipeline:\n{}", bad.join("\n"));
+    // The table itself is a order: each stage only lists stages above it.
+    for (i, (stage, allowed)) in LAYERS.iter().enumerate() {
+        for a in *allowed {
+            let j = stages.iter().position(|s| s == a).unwrap();
+            assert!(j < i, "{stage} may use {a}, which comes after it");
+        }
+    }
+}
+
+/// The files of one module never import each other in a circle (a child
+/// using its parent `mod.rs` is how Rust modules share types and does not
+/// count; two siblings using each other does).
+#[test]
+fn sibling_files_do_not_import_each_other_in_a_circle() {
+    let src = util::repo().join("src");
+    let mut dirs: Vec<std::path::PathBuf> =
+        std::fs::read_dir(&src).unwrap().flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
+    dirs.sort();
+    assert!(dirs.len() >= 5);
+    let mut cycles = Vec::new();
+    for dir in dirs {
+        let module = dir.file_name().unwrap().to_string_lossy().to_string();
+        let files: Vec<String> = util::files_with_suffix(&dir, ".rs")
+            .iter()
+            .filter(|p| p.parent() == Some(dir.as_path()))
+            .map(|p| p.file_stem().unwrap().to_string_lossy().to_string())
+            .filter(|s| s != "mod")
+            .collect();
+        let mut edges: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
+        for f in &files {
+            let text = std::fs::read_to_string(dir.join(format!("{f}.rs"))).unwrap();
+            let code: String = text
+                .lines()
+                .filter(|l| !l.trim_start().starts_with("//"))
+                .take_while(|l| !l.contains("#[cfg(test)]"))
+                .collect::<Vec<_>>()
+                .join("\n");
+            for g in &files {
+                if g != f
+                    && (code.contains(&format!("super::{g}"))
+                        || code.contains(&format!("crate::{module}::{g}"))
+                        || code.contains(&format!("super::{{{g}")))
+                {
+                    edges.entry(f.as_str()).or_default().push(g.as_str());
+                }
+            }
+        }
+        // A depth-first search for a way back.
+        for start in edges.keys() {
+            let mut stack: Vec<Vec<&str>> = vec![vec![start]];
+            while let Some(path) = stack.pop() {
+                let last = *path.last().unwrap();
+                for next in edges.get(last).into_iter().flatten() {
+                    if next == start {
+                        cycles.push(format!("{module}: {} -> {start}", path.join(" -> ")));
+                    } else if !path.contains(next) {
+                        let mut p = path.clone();
+                        p.push(next);
+                        stack.push(p);
+                    }
+                }
+            }
+        }
+    }
+    cycles.sort();
+    cycles.dedup();
+    assert!(cycles.is_empty(), "files that import each other:\n{}", cycles.join("\n"));
 }

@@ -18,8 +18,8 @@ use regex::Regex;
 use serde::Serialize;
 use std::sync::LazyLock;
 
-use super::fields::{self, COMPILER, CONFIG, PATCH_LINK, PATCH_SUBJECT, URL, cap1};
-use super::report::{CommitRef, PatchRef, Tags, tree_name};
+use super::fields::{self, COMPILER, CONFIG, PATCH_LINK, PATCH_SUBJECT, Tags, URL, cap1};
+use super::report::{CommitRef, PatchRef, tree_name};
 use super::subject::SubjectFacts;
 use crate::model::CommitSha;
 

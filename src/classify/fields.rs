@@ -5,7 +5,7 @@
 use regex::Regex;
 use std::sync::LazyLock;
 
-use super::report::Tags;
+use serde::Serialize;
 
 pub(super) static URL: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?m)^\s*url:\s+(\S+)").expect("static regex"));
 static BASE: LazyLock<Regex> =
@@ -37,6 +37,14 @@ pub(super) fn base(header: &str) -> Option<String> {
 }
 
 /// The tags the robot asks a fix to carry.
+/// The `Reported-by:`/`Closes:`/`Link:` tags a report asks a fix to carry.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Tags {
+    pub reported_by: Option<String>,
+    pub closes: Option<String>,
+    pub link: Option<String>,
+}
+
 pub(super) fn tags(header: &str) -> Tags {
     Tags { reported_by: cap1(&REPORTED_BY, header), closes: cap1(&CLOSES, header), link: cap1(&LINK, header) }
 }

@@ -12,21 +12,14 @@ fn v<T: serde::Serialize>(x: &T) -> Value {
     serde_json::to_value(x).unwrap_or(Value::Null)
 }
 
-/// Seconds since the epoch -> `YYYY-MM-DDTHH:MM:SSZ`.
+/// Seconds since the epoch -> `YYYY-MM-DDTHH:MM:SSZ` (UTC). Times beyond
+/// what a calendar can show (a hostile Date header) are clamped to the
+/// first or last second it can.
 pub fn rfc3339(ts: i64) -> String {
-    let days = ts.div_euclid(86_400);
-    let secs = ts.rem_euclid(86_400);
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", secs / 3600, secs % 3600 / 60, secs % 60)
+    let min = jiff::Timestamp::MIN.as_second();
+    let max = jiff::Timestamp::MAX.as_second();
+    jiff::Timestamp::from_second(ts.clamp(min, max))
+        .map_or_else(|_| "1970-01-01T00:00:00Z".to_string(), |t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string())
 }
 
 /// The report facts as the contract's flat field list.
@@ -122,5 +115,7 @@ mod tests {
         assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
         assert_eq!(rfc3339(1_778_590_612), "2026-05-12T12:56:52Z");
         assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(rfc3339(-86_400), "1969-12-31T00:00:00Z");
+        assert!(rfc3339(i64::MAX).starts_with("9999-12-"), "{}", rfc3339(i64::MAX));
     }
 }

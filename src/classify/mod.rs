@@ -28,13 +28,13 @@ use std::sync::LazyLock;
 
 use crate::commands::{self, CommandLine};
 use crate::mail::{Mail, quote};
+use crate::text::{Needles, contains_ci, strip_signature};
 use build_error::{BuildFacts, BuildSummary};
 use fix::FixPosted;
 use report::{CommitRef, Headline, ReportFacts, Template};
 use request::TestRequest;
 use retest::Retest;
 use subject::SubjectFacts;
-use text::{Needles, contains_ci};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -343,7 +343,7 @@ pub fn classify(mail: &Mail, cfg: &ClassifyConfig) -> Classified {
     }
 
     c.report = quoted_report(body, &c.subject).map(Box::new);
-    let own_clean = text::strip_signature(&own_text);
+    let own_clean = strip_signature(&own_text);
     let tables = table::find_tables(own_clean);
     let lkp_like = matches!(sender, Sender::Robot | Sender::LkpTeam | Sender::Unknown)
         || cfg.in_lkp_domain(mail)
@@ -531,7 +531,7 @@ pub fn retest_context(r: &ReportFacts) -> retest::Context<'_> {
 pub fn retests_for_report(mail: &Mail, report: &ReportFacts) -> Vec<Retest> {
     let body = text::unflatten(&mail.body);
     let own = quote::unquoted(&body);
-    let own_clean = text::strip_signature(&own);
+    let own_clean = strip_signature(&own);
     let tables = table::find_tables(own_clean);
     retest::extract(own_clean, &tables, &retest_context(report))
 }

@@ -15,7 +15,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
-use super::fields::{self, COMPILER, CONFIG, PATCH_LINK, PATCH_SUBJECT, URL, cap1};
+use super::fields::{self, COMPILER, CONFIG, PATCH_LINK, PATCH_SUBJECT, Tags, URL, cap1};
 use super::num::{Num, parse_number};
 use super::subject::SubjectFacts;
 use super::table::{self, ChangeUnit, Table};
@@ -89,13 +89,6 @@ pub struct StillOn {
     pub status: String,
     pub tree: String,
     pub sha: String,
-}
-
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct Tags {
-    pub reported_by: Option<String>,
-    pub closes: Option<String>,
-    pub link: Option<String>,
 }
 
 /// Everything a perf or functional report states.

@@ -56,58 +56,6 @@ pub fn unflatten(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// ASCII case-insensitive substring search; `needle` must be lower-case.
-pub fn contains_ci(hay: &[u8], needle: &[u8]) -> bool {
-    let Some(&first) = needle.first() else { return true };
-    if hay.len() < needle.len() {
-        return false;
-    }
-    let upper = first.to_ascii_uppercase();
-    let mut i = 0;
-    while i + needle.len() <= hay.len() {
-        match hay[i..=hay.len() - needle.len()].iter().position(|&b| b == first || b == upper) {
-            None => return false,
-            Some(p) => {
-                let s = i + p;
-                if hay[s..s + needle.len()].eq_ignore_ascii_case(needle) {
-                    return true;
-                }
-                i = s + 1;
-            }
-        }
-    }
-    false
-}
-
-/// Lower-cased needles searched in one lower-cased copy of a text: far
-/// cheaper on English prose than a multi-pattern automaton, whose
-/// rare-byte prefilter finds letters everywhere. Needles that share a
-/// substring can sit behind it as a gate: the text is searched for the
-/// gate, and for them only where it occurs.
-pub struct Needles(Vec<(memchr::memmem::Finder<'static>, Vec<memchr::memmem::Finder<'static>>)>);
-
-impl Needles {
-    /// `needles` must be lower-case.
-    pub fn new(needles: &[&'static str]) -> Needles {
-        Needles(needles.iter().map(|n| (memchr::memmem::Finder::new(n.as_bytes()), Vec::new())).collect())
-    }
-
-    /// Adds `needles`, each of which contains `gate`.
-    pub fn gated(mut self, gate: &'static str, needles: &[&'static str]) -> Needles {
-        debug_assert!(needles.iter().all(|n| n.contains(gate)), "every gated needle contains its gate");
-        let finders = needles.iter().map(|n| memchr::memmem::Finder::new(n.as_bytes())).collect();
-        self.0.push((memchr::memmem::Finder::new(gate.as_bytes()), finders));
-        self
-    }
-
-    /// Whether any needle occurs in `lower`, a lower-cased text.
-    pub fn any_in(&self, lower: &[u8]) -> bool {
-        self.0.iter().any(|(first, behind)| {
-            first.find(lower).is_some() && (behind.is_empty() || behind.iter().any(|f| f.find(lower).is_some()))
-        })
-    }
-}
-
 /// The largest char boundary of `s` at or below `i`.
 pub fn floor_boundary(s: &str, i: usize) -> usize {
     let mut i = i.min(s.len());
@@ -117,27 +65,9 @@ pub fn floor_boundary(s: &str, i: usize) -> usize {
     i
 }
 
-/// The text before a `-- ` signature line.
-pub fn strip_signature(text: &str) -> &str {
-    match text.find("\n-- \n") {
-        Some(i) => &text[..i + 1],
-        None => text,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn gated_needles_need_a_needle_not_only_the_gate() {
-        let n = Needles::new(&["we noticed"]).gated("lkp", &["lkp@intel.com", "#lkp"]);
-        assert!(n.any_in(b"reported-by: kernel test robot <lkp@intel.com>"));
-        assert!(n.any_in(b"#lkp test"));
-        assert!(n.any_in(b"hi, we noticed"));
-        assert!(!n.any_in(b"the lkp-tests repository"));
-        assert!(!n.any_in(b"nothing here"));
-    }
 
     #[test]
     fn unflattens_only_long_report_lines() {
