@@ -87,6 +87,7 @@ pub fn ingest(db: &Path, paths: &[PathBuf], stale_days: Option<i64>, now: i64) -
         }
         .context("cannot finish the import")
         .map_err(Failure::runtime)?;
+        store.close().await.context("cannot close the store").map_err(Failure::runtime)?;
         if let Some(b) = bar {
             b.finish_and_clear();
         }
@@ -151,7 +152,9 @@ pub fn list(db: &Path, state: &str, json: bool, now: i64) -> Result<(), Failure>
     let rt = runtime()?;
     let cases = rt.block_on(async {
         let store = reader(db).await?;
-        store.cases(filter, json).await.context("cannot list cases").map_err(Failure::runtime)
+        let cases = store.cases(filter, json).await.context("cannot list cases").map_err(Failure::runtime);
+        store.close().await;
+        cases
     })?;
     if json {
         let all: Vec<serde_json::Value> = cases.iter().map(view::case_json).collect();
@@ -166,7 +169,9 @@ pub fn show(db: &Path, id: i64, json: bool, now: i64) -> Result<(), Failure> {
     let rt = runtime()?;
     let case = rt.block_on(async {
         let store = reader(db).await?;
-        store.case(CaseId(id)).await.context("cannot read the case").map_err(Failure::runtime)
+        let case = store.case(CaseId(id)).await.context("cannot read the case").map_err(Failure::runtime);
+        store.close().await;
+        case
     })?;
     let Some(case) = case else {
         return Err(Failure::usage(anyhow::anyhow!("no case {id}")));

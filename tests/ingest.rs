@@ -280,3 +280,41 @@ fn cli_errors_map_to_exit_codes() {
     std::fs::write(&junk, b"this is not an SQLite file, but it is long enough to look like one...").unwrap();
     assert_eq!(lkpbot(&["--db", junk.to_str().unwrap(), "cases"]).status.code(), Some(2));
 }
+
+/// A store on a read-only medium (a read-only bind mount, in a mount
+/// namespace of its own so nothing leaks) can still be listed: the reader
+/// opens it read-only, and as immutable when SQLite cannot make the WAL
+/// index beside it.
+#[test]
+fn cli_lists_a_store_on_a_read_only_medium() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("x.db");
+    let fixture = util::fixtures().join("threads/retest-fixup.mbox");
+    let out = lkpbot(&["--db", db.to_str().unwrap(), "ingest", fixture.to_str().unwrap()]);
+    assert!(out.status.success());
+    // A store left alone is one file (and its lock): what a copy onto a
+    // read-only share looks like.
+    assert!(!dir.path().join("x.db-wal").exists(), "ingest left its WAL behind");
+    let d = dir.path().to_str().unwrap();
+    let read_only =
+        format!("mount --bind {d} {d} && mount -o remount,bind,ro {d} {d} && ! touch {d}/probe 2>/dev/null");
+    let in_namespace = |then: &str| {
+        Command::new("unshare")
+            .args(["--mount", "--propagation", "private", "sh", "-c", &format!("{read_only} && {then}")])
+            .output()
+    };
+    match in_namespace("true") {
+        Ok(o) if o.status.success() => {}
+        other => {
+            assert!(std::env::var_os("CI").is_none(), "cannot make a read-only mount here: {other:?}");
+            eprintln!("skipping: no read-only bind mount here (needs root); under CI this fails");
+            return;
+        }
+    }
+    let out =
+        in_namespace(&format!("exec {} --db {d}/x.db cases --state all --json", env!("CARGO_BIN_EXE_lkpbot"))).unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 1);
+    assert_eq!(v[0]["report_message_id"], "202604071400.bbbb0001-lkp@intel.com");
+}

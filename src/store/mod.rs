@@ -121,6 +121,13 @@ impl Store {
         &self.path
     }
 
+    /// Closes the connection. The last connection to close folds the WAL
+    /// back into the store file, so a store left alone is one file (which
+    /// can be copied, or read from a read-only medium).
+    pub async fn close(self) -> Result<(), StoreError> {
+        self.conn.close().await.map_err(err("close the store"))
+    }
+
     /// Starts a write transaction; nothing is visible to others until
     /// [`Tx::commit`].
     ///

@@ -70,6 +70,11 @@ impl Reader {
         Ok(Reader { pool: super::open::reader(path).await? })
     }
 
+    /// Closes the pool's connections.
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+
     /// The cases `filter` selects, by id; with `detail`, each with its
     /// messages, events and related cases.
     pub async fn cases(&self, filter: CaseFilter, detail: bool) -> Result<Vec<CaseRecord>, StoreError> {
