@@ -86,7 +86,7 @@ impl<'a, 't> Threader<'a, 't> {
         }
         if !inc.problems.is_empty() {
             self.stats.problems += 1;
-            tracing::info!(message_id = %inc.message_id, problems = %inc.problems.join("; "), "message read with problems");
+            tracing::warn!(message_id = %inc.message_id, problems = %inc.problems.join("; "), "message read with problems");
         }
     }
 
