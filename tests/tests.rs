@@ -10,6 +10,8 @@ mod classify;
 mod cli;
 /// The real archive `../shared/corpus/lkp-threads.mbox`.
 mod corpus;
+/// Hostile input at the source: messages over the size cap, huge lines.
+mod hostile;
 /// `ingest` over the real archive, and the `ingest`/`cases`/`case` commands.
 mod ingest;
 /// Random and mutated mail must never panic the parser or the classifier.

@@ -134,6 +134,17 @@ static PARSER: LazyLock<MessageParser> = LazyLock::new(|| {
         .default_header_ignore()
 });
 
+/// Parses the start of a message that a source cut (`raw` is what it
+/// kept, `original_len` the size of the whole), and records the cut among
+/// the problems: what was lost may be a report's tail or an attachment.
+pub fn parse_truncated(raw: &[u8], original_len: u64) -> Mail {
+    let mut m = parse(raw);
+    if original_len > raw.len() as u64 {
+        m.problems.push(format!("message: cut at {} of {original_len} bytes", raw.len()));
+    }
+    m
+}
+
 /// Parses one message. Never fails: a message mail-parser cannot read at
 /// all still yields a `Mail` with the raw text as its body and a problem.
 pub fn parse(raw: &[u8]) -> Mail {

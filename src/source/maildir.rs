@@ -23,8 +23,5 @@ pub fn read(path: &Path) -> Result<impl Iterator<Item = Result<RawMessage, Sourc
         }
     }
     files.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
-    Ok(files.into_iter().map(|p| {
-        let bytes = std::fs::read(&p).map_err(|e| SourceError::Read { path: p.clone(), source: e })?;
-        Ok(RawMessage { bytes, offset: None })
-    }))
+    Ok(files.into_iter().map(|p| super::read_file(&p)))
 }

@@ -28,12 +28,54 @@ pub enum SourceError {
     NotMail { path: PathBuf },
 }
 
+/// The most of one message a source keeps; the rest is skipped unread
+/// (Maildir, `.eml`) or read in bounded pieces and dropped (mbox). vger
+/// rejects mail over 100 KB, so only a broken or hostile archive reaches
+/// this; the kept part holds the headers and the start of the body, which
+/// is what classification and storage need, and memory stays bounded
+/// whatever a file holds (a 200 MB line included).
+pub const MAX_MESSAGE_BYTES: usize = 4 << 20;
+
 /// One message as it arrived, before any parsing.
 #[derive(Clone, Debug)]
 pub struct RawMessage {
+    /// The message, or its first [`MAX_MESSAGE_BYTES`] when it is longer.
     pub bytes: Vec<u8>,
+    /// The size of the whole message: `bytes.len()` unless it was cut.
+    pub original_len: u64,
     /// Byte offset of the message in an mbox file.
     pub offset: Option<u64>,
+}
+
+impl RawMessage {
+    /// True when `bytes` holds only the start of the message.
+    pub fn truncated(&self) -> bool {
+        self.original_len > self.bytes.len() as u64
+    }
+
+    /// Parses the kept bytes; a cut message says so in its problems.
+    pub fn parse(&self) -> crate::mail::Mail {
+        crate::mail::parse_truncated(&self.bytes, self.original_len)
+    }
+}
+
+/// Reads one message file, at most [`MAX_MESSAGE_BYTES`] of it.
+fn read_file(path: &Path) -> Result<RawMessage, SourceError> {
+    let read_err = |e| SourceError::Read { path: path.into(), source: e };
+    let f = File::open(path).map_err(read_err)?;
+    let size = f.metadata().map_err(read_err)?.len();
+    let cap = MAX_MESSAGE_BYTES as u64;
+    let mut bytes = Vec::with_capacity(usize::try_from(size.min(cap + 1)).unwrap_or(MAX_MESSAGE_BYTES));
+    // One byte past the cap tells a cut file from one of exactly the cap,
+    // without trusting the size a special file reports.
+    f.take(cap + 1).read_to_end(&mut bytes).map_err(read_err)?;
+    let original_len = if bytes.len() > MAX_MESSAGE_BYTES {
+        bytes.truncate(MAX_MESSAGE_BYTES);
+        size.max(cap + 1)
+    } else {
+        bytes.len() as u64
+    };
+    Ok(RawMessage { bytes, original_len, offset: None })
 }
 
 /// The kinds of offline source.
@@ -89,8 +131,8 @@ pub fn open(path: &Path) -> Result<Messages, SourceError> {
         }
         Format::Maildir => Ok(Box::new(maildir::read(path)?)),
         Format::Eml => {
-            let bytes = std::fs::read(path).map_err(|e| SourceError::Read { path: path.into(), source: e })?;
-            Ok(Box::new(std::iter::once(Ok(RawMessage { bytes, offset: None }))))
+            let raw = read_file(path)?;
+            Ok(Box::new(std::iter::once(Ok(raw))))
         }
     }
 }

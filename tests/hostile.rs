@@ -1,0 +1,175 @@
+//! Hostile and broken input at the source: messages over the size cap,
+//! lines longer than memory should hold. Each test builds its input in a
+//! temporary directory, so nothing large is checked in.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use lkpbot::source::{self, MAX_MESSAGE_BYTES, RawMessage};
+
+/// A small, complete message.
+fn small(id: &str) -> Vec<u8> {
+    format!("Message-ID: <{id}>\nFrom: a@example.org\nSubject: {id}\n\nbody of {id}\n").into_bytes()
+}
+
+/// Writes an mbox of `messages` to `path`; a message is its head and
+/// `body_bytes` bytes of `a` on one line, streamed so the test does not
+/// hold them. Returns each message's size as the mbox reader will see it.
+fn write_mbox(path: &Path, messages: &[(&[u8], usize)]) -> Vec<u64> {
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let chunk = vec![b'a'; 1 << 20];
+    let mut sizes = Vec::new();
+    for (head, body_bytes) in messages {
+        f.write_all(b"From x@y Mon Jan  1 00:00:00 2024\n").unwrap();
+        f.write_all(head).unwrap();
+        let mut left = *body_bytes;
+        while left > 0 {
+            let n = left.min(chunk.len());
+            f.write_all(&chunk[..n]).unwrap();
+            left -= n;
+        }
+        let line_end = if *body_bytes > 0 { 1 } else { 0 };
+        if line_end > 0 {
+            f.write_all(b"\n").unwrap();
+        }
+        f.write_all(b"\n").unwrap();
+        sizes.push((head.len() + body_bytes + line_end) as u64);
+    }
+    f.flush().unwrap();
+    sizes
+}
+
+fn read_all(path: &Path) -> Vec<RawMessage> {
+    source::open(path).unwrap().map(|m| m.unwrap()).collect()
+}
+
+fn cut_problem(m: &RawMessage) -> String {
+    format!("message: cut at {MAX_MESSAGE_BYTES} of {} bytes", m.original_len)
+}
+
+/// [normal, 20 MB on one body line, normal]: the middle one is cut to the
+/// cap and knows its size, and the one after it is found whole.
+#[test]
+fn mbox_keeps_the_start_of_a_huge_message_and_finds_the_next() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.mbox");
+    let big_head = b"Message-ID: <big@x>\nSubject: big\n\n";
+    let sizes = write_mbox(&path, &[(&small("one@x"), 0), (big_head, 20 << 20), (&small("three@x"), 0)]);
+
+    let msgs = read_all(&path);
+    assert_eq!(msgs.len(), 3);
+    assert_eq!(msgs[0].bytes, small("one@x"));
+    assert!(!msgs[0].truncated());
+    assert_eq!(msgs[1].bytes.len(), MAX_MESSAGE_BYTES);
+    assert!(msgs[1].bytes.starts_with(big_head));
+    assert_eq!(msgs[1].original_len, sizes[1]);
+    assert!(msgs[1].truncated());
+    assert_eq!(msgs[2].bytes, small("three@x"));
+    assert_eq!(msgs[2].original_len, msgs[2].bytes.len() as u64);
+
+    let m = msgs[1].parse();
+    assert_eq!(m.message_id.as_str(), "big@x");
+    assert!(m.problems.contains(&cut_problem(&msgs[1])), "{:?}", m.problems);
+    assert!(!msgs[0].parse().problems.iter().any(|p| p.starts_with("message:")));
+}
+
+/// Maildir files and `.eml` files are read up to the cap and no further.
+#[test]
+fn maildir_and_eml_files_are_cut_at_the_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut big = small("big@x");
+    big.resize(MAX_MESSAGE_BYTES + 12345, b'b');
+    let mut exact = small("exact@x");
+    exact.resize(MAX_MESSAGE_BYTES, b'c');
+    let md = dir.path().join("md");
+    for sub in ["cur", "new", "tmp"] {
+        std::fs::create_dir_all(md.join(sub)).unwrap();
+    }
+    std::fs::write(md.join("new/1.big"), &big).unwrap();
+    std::fs::write(md.join("new/2.exact"), &exact).unwrap();
+    std::fs::write(dir.path().join("big.eml"), &big).unwrap();
+
+    for (path, want) in [(md, vec![(&big, true), (&exact, false)]), (dir.path().join("big.eml"), vec![(&big, true)])] {
+        let msgs = read_all(&path);
+        assert_eq!(msgs.len(), want.len(), "{}", path.display());
+        for (m, (file, cut)) in msgs.iter().zip(want) {
+            assert_eq!(m.bytes[..], file[..MAX_MESSAGE_BYTES], "{}", path.display());
+            assert_eq!(m.original_len, file.len() as u64);
+            assert_eq!(m.truncated(), cut);
+        }
+    }
+}
+
+/// Set in the fresh test process that measures `lkpbot` (see below).
+const MEASURE_ENV: &str = "LKPBOT_TEST_MEASURE_MBOX";
+
+/// The peak memory of `lkpbot classify` on a 200 MB one-line body stays
+/// near one capped message, far below the file: the mbox reader holds a
+/// piece of a line at a time and drops what is over the cap.
+///
+/// Linux counts in a child's `ru_maxrss` the peak of the process that
+/// spawned it (exec records the old address space's high-water mark), and
+/// this test binary runs other tests on its threads, so it would measure
+/// them. The test therefore runs itself again, alone in a new process,
+/// and that small process spawns `lkpbot` and reports its figure.
+#[test]
+fn classify_of_a_200_mb_line_stays_small() {
+    if let Some(path) = std::env::var_os(MEASURE_ENV) {
+        return measure_classify(Path::new(&path));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("huge.mbox");
+    let sizes = write_mbox(&path, &[(b"Message-ID: <huge@x>\nSubject: huge\n\n", 200 << 20), (&small("after@x"), 0)]);
+
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "hostile::classify_of_a_200_mb_line_stays_small", "--nocapture", "--test-threads=1"])
+        .env(MEASURE_ENV, &path)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let field = |name: &str| -> String {
+        // libtest prints `test NAME ... ` on the line the test's first print ends.
+        let value = stdout.lines().find_map(|l| l.split_once(name)).map(|(_, v)| v);
+        value.unwrap_or_else(|| panic!("no {name} in {stdout}")).to_string()
+    };
+    let peak: u64 = field("peak-rss-bytes=").parse().unwrap();
+    let limit = (64 << 20) + 2 * MAX_MESSAGE_BYTES as u64;
+    println!("classify of a 200 MB line: peak RSS {:.1} MiB (limit {} MiB)", peak as f64 / 1048576.0, limit >> 20);
+    assert!(peak < limit, "peak RSS {peak} bytes, limit {limit}");
+
+    let lines: Vec<serde_json::Value> =
+        field("output=").split('\t').map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    assert_eq!(lines[0]["message_id"], "huge@x");
+    let problem = format!("message: cut at {MAX_MESSAGE_BYTES} of {} bytes", sizes[0]);
+    assert!(lines[0]["problems"].as_array().unwrap().iter().any(|p| p == &problem), "{}", lines[0]["problems"]);
+    assert_eq!(lines[1]["message_id"], "after@x");
+}
+
+/// Runs `lkpbot classify --json path`, reaps it with `wait4` for its own
+/// rusage, and prints its peak RSS and its output (lines joined by tabs).
+// The child is reaped by wait4, which std's lint does not know.
+#[allow(clippy::zombie_processes)]
+fn measure_classify(path: &Path) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lkpbot"))
+        .args(["classify", "--json"])
+        .arg(path)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = String::new();
+    std::io::Read::read_to_string(child.stdout.as_mut().unwrap(), &mut out).unwrap();
+    let pid = libc::pid_t::try_from(child.id()).unwrap();
+    let mut status = 0;
+    // SAFETY: rusage is plain data that wait4 fills in.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: pid is our own unreaped child; both pointers are valid.
+    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(reaped, pid);
+    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "status {status}");
+    // Linux reports ru_maxrss in KiB.
+    println!("peak-rss-bytes={}", u64::try_from(usage.ru_maxrss).unwrap() * 1024);
+    println!("output={}", out.trim_end().replace('\n', "\t"));
+}
