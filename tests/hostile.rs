@@ -1,5 +1,5 @@
 //! Hostile and broken input at the source: messages over the size cap,
-//! lines longer than memory should hold. Each test builds its input in a
+//! lines longer than memory should hold, empty files. Each test builds its input in a
 //! temporary directory, so nothing large is checked in.
 
 use std::io::Write;
@@ -99,6 +99,51 @@ fn maildir_and_eml_files_are_cut_at_the_cap() {
             assert_eq!(m.truncated(), cut);
         }
     }
+}
+
+/// An empty file, or one of blank lines, is no message, whether it is a
+/// `.eml` file, a Maildir file or an mbox entry.
+#[test]
+fn empty_files_are_zero_messages() {
+    let dir = tempfile::tempdir().unwrap();
+    let md = dir.path().join("md");
+    for sub in ["cur", "new", "tmp"] {
+        std::fs::create_dir_all(md.join(sub)).unwrap();
+    }
+    std::fs::write(md.join("new/1.empty"), b"").unwrap();
+    std::fs::write(md.join("new/2.real"), small("real@x")).unwrap();
+    std::fs::write(md.join("cur/3.blank:2,S"), b"\n\r\n \t\n").unwrap();
+    let sep = "From x@y Mon Jan  1 00:00:00 2024\n";
+    let files: &[(&str, Vec<u8>, usize)] = &[
+        ("empty.eml", Vec::new(), 0),
+        ("newlines.eml", b"\n\n\n".to_vec(), 0),
+        ("blank-crlf.eml", b" \r\n\t\r\n".to_vec(), 0),
+        ("separators-only.mbox", format!("{sep}\n{sep}\n\n{sep}").into_bytes(), 0),
+        (
+            "one-among-blanks.mbox",
+            [sep.as_bytes(), b"\n", sep.as_bytes(), &small("m@x"), b"\n", sep.as_bytes()].concat(),
+            1,
+        ),
+    ];
+    for (name, bytes, _) in files {
+        std::fs::write(dir.path().join(name), bytes).unwrap();
+    }
+    let mut cases: Vec<(&str, usize)> = files.iter().map(|(n, _, c)| (*n, *c)).collect();
+    cases.push(("md", 1));
+    for (name, want) in cases {
+        let path = dir.path().join(name);
+        let got = read_all(&path);
+        assert_eq!(got.len(), want, "{name}: {:?}", got.iter().map(|m| &m.bytes).collect::<Vec<_>>());
+    }
+
+    // The CLI, which reads through the same sources, prints nothing.
+    let out = Command::new(env!("CARGO_BIN_EXE_lkpbot"))
+        .args(["classify", "--json", "empty.eml", "newlines.eml", "separators-only.mbox"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
 }
 
 /// Set in the fresh test process that measures `lkpbot` (see below).

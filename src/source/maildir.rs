@@ -23,5 +23,5 @@ pub fn read(path: &Path) -> Result<impl Iterator<Item = Result<RawMessage, Sourc
         }
     }
     files.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
-    Ok(files.into_iter().map(|p| super::read_file(&p)))
+    Ok(files.into_iter().map(|p| super::read_file(&p)).filter(|r| !r.as_ref().is_ok_and(RawMessage::is_blank)))
 }

@@ -161,7 +161,7 @@ fn is_separator(line: &[u8]) -> bool {
     line.starts_with(b"From ")
 }
 
-fn is_blank(line: &[u8]) -> bool {
+fn is_blank_line(line: &[u8]) -> bool {
     line == b"\n" || line == b"\r\n"
 }
 
@@ -175,6 +175,18 @@ impl<R: BufRead> Iterator for MboxReader<R> {
     type Item = Result<RawMessage, SourceError>;
 
     fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            match self.read_message()? {
+                Ok(m) if m.is_blank() => {}
+                other => return Some(other),
+            }
+        }
+    }
+}
+
+impl<R: BufRead> MboxReader<R> {
+    /// The next message, blank ones included.
+    fn read_message(&mut self) -> Option<Result<RawMessage, SourceError>> {
         if self.done {
             return None;
         }
@@ -223,7 +235,7 @@ impl<R: BufRead> Iterator for MboxReader<R> {
                         self.next_start = self.piece_offset();
                         break;
                     }
-                    prev_blank = is_blank(&self.line);
+                    prev_blank = is_blank_line(&self.line);
                     message.push(unescape(&self.line));
                 }
             }
@@ -292,6 +304,8 @@ mod tests {
                 b"From a\r\nSubject: long long long\r\n\r\nFrom b\r\ny\r\n",
                 &[(b"Subject: long lo", 25, 0), (b"y\r\n", 3, 35)],
             ),
+            // Blank messages are none (only whitespace, or nothing).
+            (b"From a\n\nFrom b\nx: 1\n\nFrom c\n \n", &[(b"x: 1\n", 5, 8)]),
             // `>From ` is unescaped in the first piece of a line only (26:
             // the one in a later piece kept its `>`).
             (b"From a\nx\n\n>From me\n12345678>From \n", &[(b"x\n\nFrom me\n12345", 26, 0)]),

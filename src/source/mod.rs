@@ -53,10 +53,21 @@ impl RawMessage {
         self.original_len > self.bytes.len() as u64
     }
 
+    /// An empty file, or one of blank lines, is no message: parsing it
+    /// would make up one (with a synthesized Message-ID), and a store would
+    /// keep a row for nothing. Sources skip these.
+    fn is_blank(&self) -> bool {
+        !self.truncated() && is_blank(&self.bytes)
+    }
+
     /// Parses the kept bytes; a cut message says so in its problems.
     pub fn parse(&self) -> crate::mail::Mail {
         crate::mail::parse_truncated(&self.bytes, self.original_len)
     }
+}
+
+fn is_blank(bytes: &[u8]) -> bool {
+    bytes.iter().all(u8::is_ascii_whitespace)
 }
 
 /// Reads one message file, at most [`MAX_MESSAGE_BYTES`] of it.
@@ -132,7 +143,7 @@ pub fn open(path: &Path) -> Result<Messages, SourceError> {
         Format::Maildir => Ok(Box::new(maildir::read(path)?)),
         Format::Eml => {
             let raw = read_file(path)?;
-            Ok(Box::new(std::iter::once(Ok(raw))))
+            Ok(Box::new(Some(raw).filter(|r| !r.is_blank()).map(Ok).into_iter()))
         }
     }
 }
