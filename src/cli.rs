@@ -165,8 +165,14 @@ fn classify_paths(paths: &[PathBuf], json: bool) -> Result<(), Failure> {
                 Ok(r) => r,
                 Err(e) => {
                     eprintln!("lkpbot: {e}");
-                    failed.push(path.display().to_string());
-                    break;
+                    let name = path.display().to_string();
+                    if !failed.contains(&name) {
+                        failed.push(name);
+                    }
+                    if e.is_fatal() {
+                        break;
+                    }
+                    continue;
                 }
             };
             let m = raw.parse();

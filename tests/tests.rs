@@ -11,7 +11,7 @@ mod cli;
 /// The real archive `../shared/corpus/lkp-threads.mbox`.
 mod corpus;
 /// Hostile input at the source: messages over the size cap, huge lines,
-/// empty files.
+/// empty files, unreadable Maildir entries.
 mod hostile;
 /// `ingest` over the real archive, and the `ingest`/`cases`/`case` commands.
 mod ingest;

@@ -10,6 +10,10 @@ use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
+/// What went wrong reading a source. Most errors end the source (its file
+/// cannot be opened or read on); [`SourceError::Message`] is about one
+/// message of a source made of separate files, and the rest still follow
+/// (see [`Messages`]).
 #[derive(Debug, thiserror::Error)]
 pub enum SourceError {
     #[error("cannot open {path}: {source}")]
@@ -26,6 +30,22 @@ pub enum SourceError {
     },
     #[error("{path} is not an mbox file, a Maildir or a mail file")]
     NotMail { path: PathBuf },
+    /// One message file of a Maildir could not be read (a dangling link,
+    /// a directory, a permission); the other files are unaffected.
+    #[error("cannot read message {path}: {source}")]
+    Message {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl SourceError {
+    /// True when the source ends with this error; false when it names one
+    /// message that could not be read and the others follow.
+    pub fn is_fatal(&self) -> bool {
+        !matches!(self, SourceError::Message { .. })
+    }
 }
 
 /// The most of one message a source keeps; the rest is skipped unread
@@ -71,15 +91,14 @@ fn is_blank(bytes: &[u8]) -> bool {
 }
 
 /// Reads one message file, at most [`MAX_MESSAGE_BYTES`] of it.
-fn read_file(path: &Path) -> Result<RawMessage, SourceError> {
-    let read_err = |e| SourceError::Read { path: path.into(), source: e };
-    let f = File::open(path).map_err(read_err)?;
-    let size = f.metadata().map_err(read_err)?.len();
+fn read_file(path: &Path) -> std::io::Result<RawMessage> {
+    let f = File::open(path)?;
+    let size = f.metadata()?.len();
     let cap = MAX_MESSAGE_BYTES as u64;
     let mut bytes = Vec::with_capacity(usize::try_from(size.min(cap + 1)).unwrap_or(MAX_MESSAGE_BYTES));
     // One byte past the cap tells a cut file from one of exactly the cap,
     // without trusting the size a special file reports.
-    f.take(cap + 1).read_to_end(&mut bytes).map_err(read_err)?;
+    f.take(cap + 1).read_to_end(&mut bytes)?;
     let original_len = if bytes.len() > MAX_MESSAGE_BYTES {
         bytes.truncate(MAX_MESSAGE_BYTES);
         size.max(cap + 1)
@@ -131,6 +150,11 @@ pub fn size_hint(path: &Path) -> u64 {
     std::fs::metadata(path).map(|m| if m.is_dir() { 0 } else { m.len() }).unwrap_or(0)
 }
 
+/// The messages of a source, in source order. An `Err` item for which
+/// [`SourceError::is_fatal`] is false names one message that could not be
+/// read, and the iteration goes on with the next; after a fatal one it
+/// ends. Consumers report the first kind and keep reading: one bad file
+/// never stops the rest.
 pub type Messages = Box<dyn Iterator<Item = Result<RawMessage, SourceError>>>;
 
 /// Opens any offline source and iterates over its messages.
@@ -142,7 +166,7 @@ pub fn open(path: &Path) -> Result<Messages, SourceError> {
         }
         Format::Maildir => Ok(Box::new(maildir::read(path)?)),
         Format::Eml => {
-            let raw = read_file(path)?;
+            let raw = read_file(path).map_err(|e| SourceError::Read { path: path.into(), source: e })?;
             Ok(Box::new(Some(raw).filter(|r| !r.is_blank()).map(Ok).into_iter()))
         }
     }
