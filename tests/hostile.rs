@@ -1,6 +1,6 @@
 //! Hostile and broken input at the source: messages over the size cap,
 //! lines longer than memory should hold, empty files, unreadable Maildir
-//! entries. Each test builds its input in a
+//! entries, header lists of 100,000 ids. Each test builds its input in a
 //! temporary directory, so nothing large is checked in.
 
 use std::io::Write;
@@ -213,6 +213,28 @@ fn unreadable_maildir_entry_is_reported_and_the_rest_read() {
         .map(str::trim)
         .map(str::to_string);
     assert_eq!(read.as_deref(), Some("1"), "{}", String::from_utf8_lossy(&out.stdout));
+}
+
+/// A References header of 100,000 ids is read in one linear pass and
+/// bounded: In-Reply-To, the root and the nearest ids, 64 at most, and the
+/// cut is a problem. (Quadratic before: 30 s and 100,001 rows at ingest.)
+#[test]
+fn huge_references_are_bounded() {
+    let n = 100_000;
+    let mut raw = String::from("Message-ID: <child@x>\nIn-Reply-To: <parent@x>\nSubject: Re: deep\nReferences:");
+    for i in 0..n {
+        raw.push_str(&format!(" <r{i}@x>\n"));
+    }
+    raw.push_str("\nbody\n");
+    let m = lkpbot::mail::parse(raw.as_bytes());
+    let ancestors: Vec<&str> = m.ancestors().iter().map(|a| a.as_str()).collect();
+    assert_eq!(ancestors.len(), lkpbot::mail::MAX_ANCESTORS);
+    let last = format!("r{}@x", n - 1);
+    assert_eq!(&ancestors[..2], ["parent@x", last.as_str()]);
+    assert_eq!(ancestors.last(), Some(&"r0@x"), "the root is kept");
+    assert!(m.references.len() < lkpbot::mail::MAX_ANCESTORS, "{}", m.references.len());
+    let problem = format!("references: {n} ids, kept 64: In-Reply-To, the root and the nearest");
+    assert!(m.problems.contains(&problem), "{:?}", m.problems);
 }
 
 /// Set in the fresh test process that measures `lkpbot` (see below).

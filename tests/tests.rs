@@ -10,8 +10,8 @@ mod classify;
 mod cli;
 /// The real archive `../shared/corpus/lkp-threads.mbox`.
 mod corpus;
-/// Hostile input at the source: messages over the size cap, huge lines,
-/// empty files, unreadable Maildir entries.
+/// Hostile input: messages over the size cap, huge lines, empty files,
+/// unreadable Maildir entries, 100,000 References.
 mod hostile;
 /// `ingest` over the real archive, and the `ingest`/`cases`/`case` commands.
 mod ingest;

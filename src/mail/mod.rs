@@ -12,11 +12,20 @@ pub mod quote;
 use crate::model::MessageId;
 use mail_parser::{Address as MpAddress, HeaderName, HeaderValue, MessageParser, MimeHeaders};
 use serde::Serialize;
+use std::collections::HashSet;
 use std::sync::LazyLock;
 
 /// The text body is cut at this many bytes: reports are far smaller, and a
 /// giant part must not make classification slow.
 pub const MAX_BODY_BYTES: usize = 8 << 20;
+
+/// At most this many ancestors of one message are kept: its In-Reply-To,
+/// the first References entry (the thread's root) and the nearest ones.
+/// Threading needs those: a reply names its report near the end of the
+/// list, and a deep thread still names its root first. Kernel threads are
+/// a few dozen messages deep at the most, while a broken or hostile header
+/// of 100,000 ids would otherwise cost a lookup and a stored row each.
+pub const MAX_ANCESTORS: usize = 64;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Address {
@@ -75,18 +84,10 @@ pub struct Mail {
 }
 
 impl Mail {
-    /// Every ancestor named by References and In-Reply-To, nearest first.
+    /// The ancestors named by In-Reply-To and References, nearest first,
+    /// each once: at most [`MAX_ANCESTORS`], the root among them.
     pub fn ancestors(&self) -> Vec<&MessageId> {
-        let mut out: Vec<&MessageId> = Vec::new();
-        if let Some(p) = &self.in_reply_to {
-            out.push(p);
-        }
-        for r in self.references.iter().rev() {
-            if !out.contains(&r) {
-                out.push(r);
-            }
-        }
-        out
+        select_ancestors(self.in_reply_to.as_ref(), &self.references, MAX_ANCESTORS).0
     }
 
     pub fn is_reply(&self) -> bool {
@@ -100,6 +101,71 @@ impl Mail {
     pub fn from_name(&self) -> Option<&str> {
         self.from.as_ref().and_then(|a| a.name.as_deref())
     }
+}
+
+/// In-Reply-To, then References from the nearest back, each id once and
+/// at most `max` in all, with a place kept for the root (the first
+/// References entry), which comes last. Linear in the length of the
+/// header. The flag says whether a distinct id was left out.
+fn select_ancestors<'a>(
+    in_reply_to: Option<&'a MessageId>,
+    references: &'a [MessageId],
+    max: usize,
+) -> (Vec<&'a MessageId>, bool) {
+    let mut out: Vec<&MessageId> = Vec::with_capacity(max.min(references.len() + 1));
+    let mut seen: HashSet<&MessageId> = HashSet::with_capacity(out.capacity());
+    if let Some(p) = in_reply_to
+        && max > 0
+    {
+        seen.insert(p);
+        out.push(p);
+    }
+    let root = references.first();
+    let mut cut = false;
+    for r in references.iter().skip(1).rev() {
+        if seen.contains(r) {
+            continue;
+        }
+        let root_place = usize::from(root.is_some_and(|root| root != r && !seen.contains(root)));
+        if out.len() + root_place >= max {
+            cut = true;
+            break;
+        }
+        seen.insert(r);
+        out.push(r);
+    }
+    if let Some(root) = root
+        && !seen.contains(root)
+    {
+        if out.len() < max {
+            out.push(root);
+        } else {
+            cut = true;
+        }
+    }
+    (out, cut)
+}
+
+/// Keeps of a References list only what [`Mail::ancestors`] will use, so
+/// a header of 100,000 ids goes no further than parsing, and says so in
+/// the problems.
+fn bound_references(
+    in_reply_to: Option<&MessageId>,
+    references: Vec<MessageId>,
+    problems: &mut Vec<String>,
+) -> Vec<MessageId> {
+    let (kept, cut) = select_ancestors(in_reply_to, &references, MAX_ANCESTORS);
+    if !cut {
+        return references;
+    }
+    problems.push(format!(
+        "references: {} ids, kept {}: In-Reply-To, the root and the nearest",
+        references.len(),
+        kept.len()
+    ));
+    // Oldest first again; In-Reply-To stays out unless References names it.
+    let listed = in_reply_to.is_some_and(|p| references.contains(p));
+    kept.into_iter().rev().filter(|id| listed || Some(*id) != in_reply_to).cloned().collect()
 }
 
 /// `Re:`, `RE:`, `Aw:` and friends at the start, possibly after list tags.
@@ -168,7 +234,7 @@ pub fn parse(raw: &[u8]) -> Mail {
         }
     };
     let in_reply_to = ids_of(msg.in_reply_to()).into_iter().last();
-    let references = ids_of(msg.references());
+    let references = bound_references(in_reply_to.as_ref(), ids_of(msg.references()), &mut problems);
     let subject = collapse_ws(msg.subject().unwrap_or(""));
     let date = msg.date().map(|d| d.to_timestamp());
     if msg.date().is_none() && msg.header_raw("Date").is_some() {
@@ -380,6 +446,32 @@ mod tests {
     fn pipermail_addresses() {
         assert_eq!(deobfuscate_address("oliver.sang at intel.com").as_deref(), Some("oliver.sang@intel.com"));
         assert_eq!(deobfuscate_address("Sang, Oliver"), None);
+    }
+
+    /// (In-Reply-To, References, max) -> (ancestors nearest first, cut).
+    #[test]
+    fn ancestors_are_the_parent_the_root_and_the_nearest() {
+        type Case = (Option<&'static str>, &'static [&'static str], usize, &'static [&'static str], bool);
+        let cases: &[Case] = &[
+            (None, &[], 4, &[], false),
+            (Some("p"), &[], 4, &["p"], false),
+            (Some("c"), &["a", "b", "c"], 4, &["c", "b", "a"], false),
+            // The root keeps its place; the middle goes.
+            (Some("e"), &["a", "b", "c", "d", "e"], 4, &["e", "d", "c", "a"], true),
+            (Some("x"), &["a", "b", "c", "d", "e"], 3, &["x", "e", "a"], true),
+            (None, &["a", "b", "c", "d", "e"], 3, &["e", "d", "a"], true),
+            (Some("a"), &["a", "b", "c"], 2, &["a", "c"], true),
+            // Repeats count once, at their nearest place.
+            (Some("c"), &["a", "b", "a", "c", "c"], 4, &["c", "a", "b"], false),
+            (None, &["a", "a", "a"], 1, &["a"], false),
+        ];
+        for (irt, refs, max, want, want_cut) in cases {
+            let irt = irt.and_then(MessageId::new);
+            let refs: Vec<MessageId> = refs.iter().filter_map(|r| MessageId::new(r)).collect();
+            let (got, cut) = select_ancestors(irt.as_ref(), &refs, *max);
+            let got: Vec<&str> = got.iter().map(|m| m.as_str()).collect();
+            assert_eq!((&got[..], cut), (*want, *want_cut), "irt {irt:?} refs {refs:?} max {max}");
+        }
     }
 
     #[test]
