@@ -6,27 +6,108 @@
 use serde::{Serialize, Serializer};
 use std::fmt;
 
-/// A Message-ID without angle brackets or surrounding whitespace.
+/// A Message-ID without angle brackets or surrounding whitespace, in one
+/// normal form.
 ///
 /// Compared exactly (Message-IDs are case-sensitive in their local part).
+/// A header may hold any bytes; the normal form is UTF-8 with no control
+/// characters: control bytes (0x00-0x1F, 0x7F) and bytes that are not
+/// UTF-8 become `%XX`, and a literal `%` becomes `%25`, as lore URLs
+/// write it. Two different ids therefore never share a form, with one
+/// intended exception: `%40` is `@` (lore URLs escape the `@`). Lossy
+/// decoding would make distinct ids one (every bad byte a U+FFFD), and a
+/// NUL would reach every table and URL that shows the id.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct MessageId(String);
 
+/// Ids are at most this long before escaping (RFC 5322's line limit).
+const MAX_ID_BYTES: usize = 998;
+
 impl MessageId {
-    /// Normalises `<id@host>`, ` id@host `, and `id%40host` (lore URLs escape
-    /// the `@`). Returns `None` for an empty id or one with inner whitespace.
+    /// Reads an id already in the normal form, as the store keeps it and a
+    /// lore URL writes `%` and `@`: `<id@host>`, ` id@host `, `id%40host`.
+    /// A `%` is taken as the start of an escape and kept; a control character,
+    /// which the normal form cannot hold, becomes `%XX`. So `new` of a
+    /// `MessageId`'s text gives it back. Returns `None` for an empty id or
+    /// one with inner whitespace or angle brackets.
     pub fn new(raw: &str) -> Option<MessageId> {
         let t = raw.trim().trim_start_matches('<').trim_end_matches('>').trim();
-        if t.is_empty() || t.len() > 998 || t.chars().any(|c| c.is_whitespace() || c == '<' || c == '>') {
+        if t.is_empty() || t.len() > MAX_ID_BYTES || t.chars().any(|c| c.is_whitespace() || c == '<' || c == '>') {
             return None;
         }
-        let t = if t.contains("%40") { t.replace("%40", "@") } else { t.to_string() };
-        Some(MessageId(t))
+        let mut out = String::with_capacity(t.len());
+        let mut rest = t;
+        while let Some(c) = rest.chars().next() {
+            if let Some(after) = rest.strip_prefix("%40") {
+                out.push('@');
+                rest = after;
+                continue;
+            }
+            push_char(&mut out, c);
+            rest = &rest[c.len_utf8()..];
+        }
+        Some(MessageId(out))
+    }
+
+    /// Reads an id as a header holds it, any bytes, into the normal form
+    /// (see the type): the one way header ids enter, so the same bytes
+    /// always give the same id and different bytes different ids.
+    pub fn from_bytes(raw: &[u8]) -> Option<MessageId> {
+        let mut t = raw.trim_ascii();
+        while let Some(r) = t.strip_prefix(b"<") {
+            t = r;
+        }
+        while let Some(r) = t.strip_suffix(b">") {
+            t = r;
+        }
+        let t = t.trim_ascii();
+        if t.is_empty() || t.len() > MAX_ID_BYTES {
+            return None;
+        }
+        let mut out = String::with_capacity(t.len());
+        for chunk in t.utf8_chunks() {
+            let mut rest = chunk.valid();
+            while let Some(c) = rest.chars().next() {
+                if c.is_whitespace() || c == '<' || c == '>' {
+                    return None;
+                }
+                if let Some(after) = rest.strip_prefix("%40") {
+                    out.push('@');
+                    rest = after;
+                    continue;
+                }
+                if c == '%' {
+                    out.push_str("%25");
+                } else {
+                    push_char(&mut out, c);
+                }
+                rest = &rest[c.len_utf8()..];
+            }
+            for &b in chunk.invalid() {
+                push_escape(&mut out, b);
+            }
+        }
+        Some(MessageId(out))
     }
 
     pub fn as_str(&self) -> &str {
         &self.0
     }
+}
+
+/// A character of an id, escaped when it is a control character.
+fn push_char(out: &mut String, c: char) {
+    match u8::try_from(c) {
+        Ok(b) if b.is_ascii_control() => push_escape(out, b),
+        _ => out.push(c),
+    }
+}
+
+fn push_escape(out: &mut String, b: u8) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    out.push('%');
+    out.push(char::from(HEX[usize::from(b >> 4)]));
+    out.push(char::from(HEX[usize::from(b & 0xf)]));
 }
 
 impl fmt::Display for MessageId {
@@ -135,6 +216,55 @@ mod tests {
         assert_eq!(a.as_str(), "202605121641.b6a60cb0-lkp@intel.com");
         assert!(MessageId::new("<>").is_none());
         assert!(MessageId::new("a b@c").is_none());
+    }
+
+    /// Header bytes -> normal form.
+    #[test]
+    fn message_ids_from_bytes_escape_losslessly() {
+        let cases: &[(&[u8], Option<&str>)] = &[
+            (b"<a@b>", Some("a@b")),
+            (b" <a\0b@x> ", Some("a%00b@x")),
+            (b"a\xffb@x", Some("a%FFb@x")),
+            (b"a\x01\x1f\x7f@x", Some("a%01%1F%7F@x")),
+            (b"%00@x", Some("%2500@x")),
+            (b"%25@x", Some("%2525@x")),
+            (b"50%off@x", Some("50%25off@x")),
+            (b"201904300624.FRc2x66b%lkp@intel.com", Some("201904300624.FRc2x66b%25lkp@intel.com")),
+            (b"a%40x", Some("a@x")),
+            (b"a%%40x", Some("a%25@x")),
+            (b"\xc3\xa9t\xc3@x", Some("\u{e9}t%C3@x")),
+            (b"<>", None),
+            (b"a b@x", None),
+            (b"a\tb@x", None),
+            (b"a<b@x", None),
+        ];
+        for (raw, want) in cases {
+            let got = MessageId::from_bytes(raw);
+            assert_eq!(got.as_ref().map(MessageId::as_str), *want, "{:?}", String::from_utf8_lossy(raw));
+            // What the store keeps reads back as the same id.
+            if let Some(id) = got {
+                assert_eq!(MessageId::new(id.as_str()), Some(id.clone()));
+            }
+        }
+    }
+
+    #[test]
+    fn distinct_raw_ids_stay_distinct() {
+        let raws: &[&[u8]] =
+            &[b"a\0", b"a%00", b"a%2500", b"a\xff", b"a%FF", b"a%25FF", b"a%", b"a%25", b"a\xef\xbf\xbd", b"a\xfe"];
+        let ids: std::collections::BTreeSet<MessageId> = raws.iter().filter_map(|r| MessageId::from_bytes(r)).collect();
+        assert_eq!(ids.len(), raws.len(), "{ids:?}");
+    }
+
+    /// Text in the normal form (the store, lore URLs) is kept; a control
+    /// character is escaped all the same.
+    #[test]
+    fn message_ids_in_normal_form_read_back_unchanged() {
+        for (raw, want) in
+            [("a%2525@x", "a%2525@x"), ("a%00@x", "a%00@x"), ("a\0@x", "a%00@x"), ("a%25lkp%40x", "a%25lkp@x")]
+        {
+            assert_eq!(MessageId::new(raw).unwrap().as_str(), want);
+        }
     }
 
     #[test]

@@ -13,6 +13,9 @@ mod corpus;
 /// Hostile input: messages over the size cap, huge lines, empty files,
 /// unreadable Maildir entries, 100,000 References.
 mod hostile;
+/// Message-IDs from raw header bytes: every fixture under `fixtures/ids/`
+/// against its expected JSON, with LF and CRLF line ends.
+mod ids;
 /// `ingest` over the real archive, and the `ingest`/`cases`/`case` commands.
 mod ingest;
 /// Random and mutated mail must never panic the parser or the classifier.

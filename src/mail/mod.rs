@@ -8,11 +8,13 @@
 
 mod bare;
 pub mod quote;
+mod raw_headers;
 
 use crate::model::MessageId;
-use mail_parser::{Address as MpAddress, HeaderName, HeaderValue, MessageParser, MimeHeaders};
+use mail_parser::{Address as MpAddress, HeaderName, MessageParser, MimeHeaders};
 use serde::Serialize;
-use std::collections::HashSet;
+use std::borrow::Cow;
+use std::collections::{HashSet, VecDeque};
 use std::sync::LazyLock;
 
 /// The text body is cut at this many bytes: reports are far smaller, and a
@@ -146,23 +148,37 @@ fn select_ancestors<'a>(
     (out, cut)
 }
 
-/// Keeps of a References list only what [`Mail::ancestors`] will use, so
-/// a header of 100,000 ids goes no further than parsing, and says so in
-/// the problems.
-fn bound_references(
-    in_reply_to: Option<&MessageId>,
-    references: Vec<MessageId>,
-    problems: &mut Vec<String>,
-) -> Vec<MessageId> {
+/// References ids held while reading, besides the root: room for
+/// repeats among the nearest [`MAX_ANCESTORS`].
+const REFERENCES_WINDOW: usize = 4 * MAX_ANCESTORS;
+
+/// The References ids that [`Mail::ancestors`] will use, the root first,
+/// read in one pass that holds at most [`REFERENCES_WINDOW`] of them, so a
+/// header of 100,000 ids goes no further than this; a cut is a problem.
+fn references_of(value: &[u8], in_reply_to: Option<&MessageId>, problems: &mut Vec<String>) -> Vec<MessageId> {
+    let mut total = 0usize;
+    let mut root: Option<MessageId> = None;
+    let mut nearest: VecDeque<Cow<'_, [u8]>> = VecDeque::new();
+    let mut dropped = false;
+    for span in raw_headers::id_spans(value) {
+        total += 1;
+        if root.is_none() {
+            root = MessageId::from_bytes(&span);
+            continue;
+        }
+        if nearest.len() == REFERENCES_WINDOW {
+            nearest.pop_front();
+            dropped = true;
+        }
+        nearest.push_back(span);
+    }
+    let references: Vec<MessageId> =
+        root.into_iter().chain(nearest.iter().filter_map(|s| MessageId::from_bytes(s))).collect();
     let (kept, cut) = select_ancestors(in_reply_to, &references, MAX_ANCESTORS);
-    if !cut {
+    if !(cut || dropped) {
         return references;
     }
-    problems.push(format!(
-        "references: {} ids, kept {}: In-Reply-To, the root and the nearest",
-        references.len(),
-        kept.len()
-    ));
+    problems.push(format!("references: {total} ids, kept {}: In-Reply-To, the root and the nearest", kept.len()));
     // Oldest first again; In-Reply-To stays out unless References names it.
     let listed = in_reply_to.is_some_and(|p| references.contains(p));
     kept.into_iter().rev().filter(|id| listed || Some(*id) != in_reply_to).cloned().collect()
@@ -186,6 +202,7 @@ pub fn subject_is_reply(subject: &str) -> bool {
 /// are decoded; every other one is skipped (a list server's mail carries
 /// a dozen `Received` and `List-*` lines). Skipped headers keep their
 /// place, so `header_raw` still reads `List-Id` and `Auto-Submitted`.
+/// The Message-ID headers are read from the bytes ([`raw_headers`]).
 static PARSER: LazyLock<MessageParser> = LazyLock::new(|| {
     MessageParser::new()
         .with_mime_headers()
@@ -193,9 +210,6 @@ static PARSER: LazyLock<MessageParser> = LazyLock::new(|| {
         .header_address(HeaderName::From)
         .header_address(HeaderName::To)
         .header_address(HeaderName::Cc)
-        .header_id(HeaderName::MessageId)
-        .header_id(HeaderName::InReplyTo)
-        .header_id(HeaderName::References)
         .header_text(HeaderName::Subject)
         .default_header_ignore()
 });
@@ -215,26 +229,34 @@ pub fn parse_truncated(raw: &[u8], original_len: u64) -> Mail {
 /// all still yields a `Mail` with the raw text as its body and a problem.
 pub fn parse(raw: &[u8]) -> Mail {
     let raw = strip_mbox_from_line(raw);
-    if !bare::has_header_block(raw) {
+    // mail-parser and the header test read the block without NUL bytes;
+    // the ids are read from `raw`, where a NUL inside an id is kept.
+    let clean = raw_headers::without_nuls(raw);
+    if !bare::has_header_block(&clean) {
         return bare::parse_text_dump(raw);
     }
     let mut problems = Vec::new();
-    let Some(msg) = PARSER.parse(raw) else {
+    if let Cow::Owned(_) = clean {
+        problems.push("header: NUL bytes removed".to_string());
+    }
+    let Some(msg) = PARSER.parse(&clean[..]) else {
         problems.push("mime: message could not be parsed; using raw text".to_string());
         let mut m = bare::parse_text_dump(raw);
         m.problems.extend(problems);
         return m;
     };
 
-    let (message_id, synthesized) = match msg.message_id().and_then(MessageId::new) {
+    let ids = raw_headers::id_headers(raw);
+    let (message_id, synthesized) = match ids.message_id.and_then(raw_headers::message_id) {
         Some(id) => (id, false),
         None => {
             problems.push("header: no usable Message-ID; synthesized one from the content".into());
             (synthesize_message_id(raw), true)
         }
     };
-    let in_reply_to = ids_of(msg.in_reply_to()).into_iter().last();
-    let references = bound_references(in_reply_to.as_ref(), ids_of(msg.references()), &mut problems);
+    let in_reply_to =
+        ids.in_reply_to.and_then(|v| raw_headers::id_spans(v).filter_map(|id| MessageId::from_bytes(&id)).last());
+    let references = ids.references.map(|v| references_of(v, in_reply_to.as_ref(), &mut problems)).unwrap_or_default();
     let subject = collapse_ws(msg.subject().unwrap_or(""));
     let date = msg.date().map(|d| d.to_timestamp());
     if msg.date().is_none() && msg.header_raw("Date").is_some() {
@@ -259,7 +281,7 @@ pub fn parse(raw: &[u8]) -> Mail {
     if body.is_empty() && msg.text_body_count() == 0 && msg.attachment_count() == 0 {
         // A message whose only part mail-parser could not type: fall back
         // to the raw bytes after the header block.
-        body = String::from_utf8_lossy(bare::after_headers(raw)).into_owned();
+        body = String::from_utf8_lossy(bare::after_headers(&clean)).into_owned();
     }
     let body = normalise_text(body, &mut problems);
 
@@ -321,24 +343,6 @@ fn strip_mbox_from_line(raw: &[u8]) -> &[u8] {
         }
     } else {
         raw
-    }
-}
-
-fn ids_of(v: &HeaderValue<'_>) -> Vec<MessageId> {
-    match v {
-        HeaderValue::Text(t) => split_ids(t),
-        HeaderValue::TextList(l) => l.iter().flat_map(|t| split_ids(t)).collect(),
-        _ => Vec::new(),
-    }
-}
-
-/// mail-parser already splits well-formed id lists; this also copes with a
-/// value that arrives as one string of several ids.
-fn split_ids(t: &str) -> Vec<MessageId> {
-    if t.contains('<') {
-        t.split('<').filter_map(|p| p.split('>').next()).filter_map(MessageId::new).collect()
-    } else {
-        t.split_whitespace().filter_map(MessageId::new).collect()
     }
 }
 
