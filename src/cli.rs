@@ -139,7 +139,7 @@ pub fn summary_line(m: &mail::Mail, c: &classify::Classified) -> String {
         s.push_str(&format!("  {subj}"));
     }
     for p in m.problems.iter().chain(&c.problems) {
-        if p.starts_with("mime") || p.starts_with("header") {
+        if p.starts_with("mime") || p.starts_with("header") || p.starts_with("message") {
             s.push_str(&format!("  [{p}]"));
         }
     }
@@ -165,11 +165,17 @@ fn classify_paths(paths: &[PathBuf], json: bool) -> Result<(), Failure> {
                 Ok(r) => r,
                 Err(e) => {
                     eprintln!("lkpbot: {e}");
-                    failed.push(path.display().to_string());
-                    break;
+                    let name = path.display().to_string();
+                    if !failed.contains(&name) {
+                        failed.push(name);
+                    }
+                    if e.is_fatal() {
+                        break;
+                    }
+                    continue;
                 }
             };
-            let m = mail::parse(&raw.bytes);
+            let m = mail::parse_truncated(&raw.bytes, raw.original_len);
             let c = classify::classify(&m, &cfg);
             let line = if json { to_json(&m, &c).to_string() } else { summary_line(&m, &c) };
             if let Err(e) = writeln!(out, "{line}") {

@@ -65,19 +65,18 @@ pub fn ingest(db: &Path, paths: &[PathBuf], stale_days: Option<i64>, now: i64) -
                 }
             };
             let r = engine.ingest_path(path, now, &mut on_progress).await;
-            match r
+            let errors = r
                 .with_context(|| format!("cannot store messages from {}", path.display()))
-                .map_err(Failure::runtime)?
-            {
-                None => {}
-                Some(e) => {
-                    if let Some(b) = &bar {
-                        b.suspend(|| eprintln!("lkpbot: {e}"));
-                    } else {
-                        eprintln!("lkpbot: {e}");
-                    }
-                    failed.push(path.display().to_string());
+                .map_err(Failure::runtime)?;
+            for e in &errors {
+                if let Some(b) = &bar {
+                    b.suspend(|| eprintln!("lkpbot: {e}"));
+                } else {
+                    eprintln!("lkpbot: {e}");
                 }
+            }
+            if !errors.is_empty() {
+                failed.push(path.display().to_string());
             }
             done_bytes += crate::source::size_hint(path);
         }
@@ -131,6 +130,9 @@ pub fn summary(s: &IngestStats) -> String {
     }
     if s.unreadable_sources > 0 {
         out.push_str(&format!("{:<28}{:>8}\n", "unreadable sources", s.unreadable_sources));
+    }
+    if s.unreadable_messages > 0 {
+        out.push_str(&format!("{:<28}{:>8}\n", "unreadable messages", s.unreadable_messages));
     }
     out
 }

@@ -6,27 +6,180 @@
 use serde::{Serialize, Serializer};
 use std::fmt;
 
-/// A Message-ID without angle brackets or surrounding whitespace.
+/// A Message-ID without angle brackets or surrounding whitespace, in one
+/// normal form.
 ///
 /// Compared exactly (Message-IDs are case-sensitive in their local part).
+/// An ordinary id is kept as it is written, so what lkpbot shows is what
+/// the header says. A header may hold any bytes, though: an id with a
+/// control byte (NUL among them) or bytes that are not UTF-8 is escaped
+/// instead, every such byte as `%XX` and every `%` as `%25`. Lossy
+/// decoding would make distinct ids one (every bad byte a U+FFFD), and a
+/// NUL would reach every table and URL that shows the id. So that no
+/// escaped id can equal an ordinary one, an id that already contains what
+/// an escape looks like (`%25`, or `%XX` of a control byte or of a byte
+/// above 0x7F) is escaped too. Two different ids therefore never share a
+/// form, with one intended exception: `%40` is `@` (lore URLs escape the
+/// `@`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct MessageId(String);
 
+/// Ids are at most this long before escaping (RFC 5322's line limit).
+const MAX_ID_BYTES: usize = 998;
+
 impl MessageId {
-    /// Normalises `<id@host>`, ` id@host `, and `id%40host` (lore URLs escape
-    /// the `@`). Returns `None` for an empty id or one with inner whitespace.
+    /// Reads an id already in the normal form, as the store keeps it:
+    /// `<id@host>`, ` id@host `, `id%40host`. A `%` is kept as it is (an
+    /// escaped form stays escaped, an ordinary one ordinary); a control
+    /// character, which the normal form cannot hold, becomes `%XX`. So
+    /// `new` of a `MessageId`'s text gives it back. Returns `None` for an
+    /// empty id or one with inner whitespace or angle brackets.
     pub fn new(raw: &str) -> Option<MessageId> {
         let t = raw.trim().trim_start_matches('<').trim_end_matches('>').trim();
-        if t.is_empty() || t.len() > 998 || t.chars().any(|c| c.is_whitespace() || c == '<' || c == '>') {
+        if t.is_empty() || t.len() > MAX_ID_BYTES || t.chars().any(|c| c.is_whitespace() || c == '<' || c == '>') {
             return None;
         }
-        let t = if t.contains("%40") { t.replace("%40", "@") } else { t.to_string() };
-        Some(MessageId(t))
+        let t = t.replace("%40", "@");
+        let mut out = String::with_capacity(t.len());
+        for c in t.chars() {
+            push_char(&mut out, c);
+        }
+        Some(MessageId(out))
+    }
+
+    /// Reads an id as a header (or a decoded URL) holds it, any bytes, into
+    /// the normal form (see the type): the one way such ids enter, so the
+    /// same bytes always give the same id and different bytes different
+    /// ids.
+    pub fn from_bytes(raw: &[u8]) -> Option<MessageId> {
+        let mut t = raw.trim_ascii();
+        while let Some(r) = t.strip_prefix(b"<") {
+            t = r;
+        }
+        while let Some(r) = t.strip_suffix(b">") {
+            t = r;
+        }
+        let t = t.trim_ascii();
+        if t.is_empty() || t.len() > MAX_ID_BYTES {
+            return None;
+        }
+        let t = replace_bytes(t, b"%40", b"@");
+        if !needs_escaping(&t) {
+            let s = std::str::from_utf8(&t).ok()?;
+            if s.chars().any(|c| c.is_whitespace() || c == '<' || c == '>') {
+                return None;
+            }
+            return Some(MessageId(s.to_string()));
+        }
+        let mut out = String::with_capacity(t.len() + 8);
+        for chunk in t.utf8_chunks() {
+            for c in chunk.valid().chars() {
+                if c.is_whitespace() || c == '<' || c == '>' {
+                    return None;
+                }
+                if c == '%' {
+                    out.push_str("%25");
+                } else {
+                    push_char(&mut out, c);
+                }
+            }
+            for &b in chunk.invalid() {
+                push_escape(&mut out, b);
+            }
+        }
+        Some(MessageId(out))
+    }
+
+    /// Reads an id from a URL path segment (a lore link): `%XX` escapes
+    /// are decoded to the bytes they stand for, which are then read like a
+    /// header's ([`MessageId::from_bytes`]), so a link and the header name
+    /// the same id.
+    pub fn from_url_segment(segment: &str) -> Option<MessageId> {
+        let b = segment.as_bytes();
+        let hex = |x: u8| char::from(x).to_digit(16);
+        let mut out = Vec::with_capacity(b.len());
+        let mut i = 0;
+        while i < b.len() {
+            match (b[i], b.get(i + 1).copied().and_then(hex), b.get(i + 2).copied().and_then(hex)) {
+                (b'%', Some(h), Some(l)) => {
+                    out.push(u8::try_from(h * 16 + l).unwrap_or(b'?'));
+                    i += 3;
+                }
+                (c, _, _) => {
+                    out.push(c);
+                    i += 1;
+                }
+            }
+        }
+        MessageId::from_bytes(&out)
+    }
+
+    /// The id as a URL path segment: every byte a path segment cannot
+    /// hold as it is (`%`, `/`, `?`, `#`, non-ASCII) as `%XX`.
+    pub fn url_segment(&self) -> String {
+        let mut out = String::with_capacity(self.0.len());
+        for &b in self.0.as_bytes() {
+            if b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@".contains(&b) {
+                out.push(char::from(b));
+            } else {
+                push_escape(&mut out, b);
+            }
+        }
+        out
     }
 
     pub fn as_str(&self) -> &str {
         &self.0
     }
+}
+
+/// `from` made `to` everywhere in `t`.
+fn replace_bytes(t: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(t.len());
+    let mut i = 0;
+    while i < t.len() {
+        if t[i..].starts_with(from) {
+            out.extend_from_slice(to);
+            i += from.len();
+        } else {
+            out.push(t[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Whether an id must be escaped: it has a control byte or bytes that are
+/// not UTF-8, or it already holds what an escape looks like (a `%` then
+/// two hex digits naming `%`, a control byte or a byte above 0x7F), which
+/// an ordinary id must not, or an escaped id could equal it.
+fn needs_escaping(t: &[u8]) -> bool {
+    if t.iter().any(u8::is_ascii_control) || std::str::from_utf8(t).is_err() {
+        return true;
+    }
+    let hex = |b: u8| char::from(b).to_digit(16);
+    t.windows(3).any(|w| match (w[0], hex(w[1]), hex(w[2])) {
+        (b'%', Some(h), Some(l)) => {
+            let v = h * 16 + l;
+            v < 0x20 || v == 0x25 || v >= 0x7f
+        }
+        _ => false,
+    })
+}
+
+/// A character of an id, escaped when it is a control character.
+fn push_char(out: &mut String, c: char) {
+    match u8::try_from(c) {
+        Ok(b) if b.is_ascii_control() => push_escape(out, b),
+        _ => out.push(c),
+    }
+}
+
+fn push_escape(out: &mut String, b: u8) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    out.push('%');
+    out.push(char::from(HEX[usize::from(b >> 4)]));
+    out.push(char::from(HEX[usize::from(b & 0xf)]));
 }
 
 impl fmt::Display for MessageId {
@@ -135,6 +288,72 @@ mod tests {
         assert_eq!(a.as_str(), "202605121641.b6a60cb0-lkp@intel.com");
         assert!(MessageId::new("<>").is_none());
         assert!(MessageId::new("a b@c").is_none());
+    }
+
+    /// Header bytes -> normal form.
+    #[test]
+    fn message_ids_from_bytes_escape_losslessly() {
+        let cases: &[(&[u8], Option<&str>)] = &[
+            (b"<a@b>", Some("a@b")),
+            (b" <a\0b@x> ", Some("a%00b@x")),
+            (b"a\xffb@x", Some("a%FFb@x")),
+            (b"a\x01\x1f\x7f@x", Some("a%01%1F%7F@x")),
+            (b"%00@x", Some("%2500@x")),
+            (b"%25@x", Some("%2525@x")),
+            // An ordinary `%` stays: the 2019 robot ids have one.
+            (b"50%off@x", Some("50%off@x")),
+            (b"201904300624.FRc2x66b%lkp@intel.com", Some("201904300624.FRc2x66b%lkp@intel.com")),
+            (b"a%7e@x", Some("a%7e@x")),
+            (b"a%40x", Some("a@x")),
+            (b"a%%40x", Some("a%@x")),
+            (b"a%C3%A9@x", Some("a%25C3%25A9@x")),
+            (b"\xc3\xa9t\xc3@x", Some("\u{e9}t%C3@x")),
+            (b"<>", None),
+            (b"a b@x", None),
+            (b"a\tb@x", None),
+            (b"a<b@x", None),
+        ];
+        for (raw, want) in cases {
+            let got = MessageId::from_bytes(raw);
+            assert_eq!(got.as_ref().map(MessageId::as_str), *want, "{:?}", String::from_utf8_lossy(raw));
+            // What the store keeps reads back as the same id.
+            if let Some(id) = got {
+                assert_eq!(MessageId::new(id.as_str()), Some(id.clone()));
+            }
+        }
+    }
+
+    /// A lore link names the id its header has; the archive link built
+    /// from an id leads back to it.
+    #[test]
+    fn message_ids_in_urls() {
+        let header = MessageId::from_bytes(b"<201904300624.FRc2x66b%lkp@intel.com>").unwrap();
+        let from_link = MessageId::from_url_segment("201904300624.FRc2x66b%25lkp@intel.com").unwrap();
+        assert_eq!(from_link, header);
+        assert_eq!(header.url_segment(), "201904300624.FRc2x66b%25lkp@intel.com");
+        assert_eq!(MessageId::from_url_segment(&header.url_segment()), Some(header));
+        let plain = MessageId::from_url_segment("20260512.b6a60cb0-lkp%40intel.com").unwrap();
+        assert_eq!(plain.as_str(), "20260512.b6a60cb0-lkp@intel.com");
+        assert_eq!(plain.url_segment(), plain.as_str());
+    }
+
+    #[test]
+    fn distinct_raw_ids_stay_distinct() {
+        let raws: &[&[u8]] =
+            &[b"a\0", b"a%00", b"a%2500", b"a\xff", b"a%FF", b"a%25FF", b"a%", b"a%25", b"a\xef\xbf\xbd", b"a\xfe"];
+        let ids: std::collections::BTreeSet<MessageId> = raws.iter().filter_map(|r| MessageId::from_bytes(r)).collect();
+        assert_eq!(ids.len(), raws.len(), "{ids:?}");
+    }
+
+    /// Text in the normal form (the store, lore URLs) is kept; a control
+    /// character is escaped all the same.
+    #[test]
+    fn message_ids_in_normal_form_read_back_unchanged() {
+        for (raw, want) in
+            [("a%2525@x", "a%2525@x"), ("a%00@x", "a%00@x"), ("a\0@x", "a%00@x"), ("a%25lkp%40x", "a%25lkp@x")]
+        {
+            assert_eq!(MessageId::new(raw).unwrap().as_str(), want);
+        }
     }
 
     #[test]

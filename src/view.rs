@@ -13,7 +13,7 @@ use crate::thread::{CaseKind, replay};
 pub const ARCHIVE_BASE: &str = "https://lore.kernel.org/r/";
 
 pub fn archive_link(id: &MessageId) -> String {
-    format!("{ARCHIVE_BASE}{id}")
+    format!("{ARCHIVE_BASE}{}", id.url_segment())
 }
 
 /// The commit as `{sha, short, subject}`: `sha` only when full.

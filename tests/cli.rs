@@ -76,9 +76,22 @@ fn unreadable_path_is_named_and_exits_1_after_the_rest() {
     assert_eq!(json_lines(&out).len(), 1, "the readable path is still classified");
 }
 
+/// DESIGN.md: exit status 1 for usage errors, whatever clap's own default
+/// (2); the message is printed once, on stderr.
 #[test]
-fn usage_errors_exit_nonzero() {
+fn usage_errors_exit_1_and_help_exits_0() {
     let dir = tempfile::tempdir().unwrap();
-    assert!(!lkpbot(&["classify"], dir.path()).status.success());
-    assert!(!lkpbot(&["frobnicate"], dir.path()).status.success());
+    for args in [&["frobnicate"][..], &["classify"], &["classify", "--frob", "x.eml"], &["case", "not-a-number"], &[]] {
+        let out = lkpbot(args, dir.path());
+        assert_eq!(out.status.code(), Some(1), "lkpbot {args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("Usage:") || err.starts_with("error:"), "lkpbot {args:?}: {err}");
+        assert!(err.matches("error:").count() <= 1 && !err.contains("lkpbot: "), "printed once: {err}");
+        assert!(out.stdout.is_empty(), "lkpbot {args:?}");
+    }
+    for args in [&["--help"][..], &["classify", "--help"], &["--version"]] {
+        let out = lkpbot(args, dir.path());
+        assert_eq!(out.status.code(), Some(0), "lkpbot {args:?}");
+        assert!(!out.stdout.is_empty(), "lkpbot {args:?} prints on stdout");
+    }
 }

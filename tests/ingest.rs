@@ -38,7 +38,7 @@ fn corpus() -> Option<&'static Corpus> {
             let (stats, cases) = block_on(async {
                 let mut store = Store::open(&dir.path().join("lkpbot.db")).await.unwrap();
                 let mut engine = engine(&mut store);
-                assert!(engine.ingest_path(&path, NOW, &mut |_| {}).await.unwrap().is_none());
+                assert!(engine.ingest_path(&path, NOW, &mut |_| {}).await.unwrap().is_empty());
                 let stats = engine.finish().await.unwrap();
                 (stats, store.cases(CaseFilter::All, true).await.unwrap())
             });

@@ -10,6 +10,12 @@ mod classify;
 mod cli;
 /// The real archive `../shared/corpus/lkp-threads.mbox`.
 mod corpus;
+/// Hostile input: messages over the size cap, huge lines, empty files,
+/// unreadable Maildir entries, 100,000 References.
+mod hostile;
+/// Message-IDs from raw header bytes: every fixture under `fixtures/ids/`
+/// against its expected JSON, with LF and CRLF line ends.
+mod ids;
 /// `ingest` over the real archive, and the `ingest`/`cases`/`case` commands.
 mod ingest;
 /// Any arrival order, any split into imports: the same cases.

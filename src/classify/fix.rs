@@ -46,7 +46,7 @@ pub fn lore_message_id(url: &str) -> Option<MessageId> {
         .skip(1)
         .find(|seg| seg.contains('@') || seg.contains("%40"))
         .map(|seg| seg.trim_start_matches('<'))
-        .and_then(MessageId::new)
+        .and_then(MessageId::from_url_segment)
 }
 
 pub fn is_patch_subject(subject: &str) -> bool {

@@ -66,6 +66,9 @@ pub struct IngestStats {
     pub problems: u64,
     /// Sources that could not be read, or not to the end.
     pub unreadable_sources: u64,
+    /// Messages of a source that could not be read (an unreadable file in
+    /// a Maildir); the rest of the source was.
+    pub unreadable_messages: u64,
 }
 
 /// What the engine needs besides the store.
@@ -118,21 +121,22 @@ impl<'s> Engine<'s> {
 
     /// Drains a source: reading, parsing and classifying run on threads of
     /// their own, a bounded queue ahead of the store, so a multi-core
-    /// machine parses the next batch while the last one is written. A
-    /// source that cannot be opened or read to the end is counted and its
-    /// error returned after what could be read is stored; store failures
-    /// are fatal.
+    /// machine parses the next batch while the last one is written.
+    /// Returns, in source order, what could not be read: messages that
+    /// could not (the rest was read), and last, if the source could not be
+    /// opened or read to the end, why; each is counted in the stats. Store
+    /// failures are fatal.
     pub async fn ingest(
         &mut self,
         open: Opener,
         progress: &mut dyn FnMut(Progress),
-    ) -> Result<Option<SourceError>, StoreError> {
+    ) -> Result<Vec<SourceError>, StoreError> {
         let (mut rx, threads) = pipeline::spawn(open, self.settings.classify.clone());
         // Chunks arrive in any order from the workers; they are stored in
         // the order of the source, so case ids do not depend on timing.
         let mut waiting: BTreeMap<u64, Chunk> = BTreeMap::new();
         let mut next = 0u64;
-        let mut failed = None;
+        let mut failed = Vec::new();
         'recv: while let Some(chunk) = rx.recv().await {
             waiting.insert(chunk.seq, chunk);
             while let Some(chunk) = waiting.remove(&next) {
@@ -142,9 +146,17 @@ impl<'s> Engine<'s> {
                     self.push_item(item).await?;
                     progress(Progress { messages: self.stats.read, offset });
                 }
-                if let Some(e) = chunk.error {
-                    self.stats.unreadable_sources += 1;
-                    failed = Some(e);
+                let mut end = false;
+                for e in chunk.errors {
+                    if e.is_fatal() {
+                        self.stats.unreadable_sources += 1;
+                        end = true;
+                    } else {
+                        self.stats.unreadable_messages += 1;
+                    }
+                    failed.push(e);
+                }
+                if end {
                     break 'recv;
                 }
             }
@@ -165,7 +177,7 @@ impl<'s> Engine<'s> {
         path: &Path,
         fetched_at: i64,
         progress: &mut dyn FnMut(Progress),
-    ) -> Result<Option<SourceError>, StoreError> {
+    ) -> Result<Vec<SourceError>, StoreError> {
         self.ingest(file_source(path.to_path_buf(), fetched_at), progress).await
     }
 
@@ -319,9 +331,12 @@ pub fn file_source(path: PathBuf, fetched_at: i64) -> Opener {
     Box::new(move || {
         let messages = crate::source::open(&path)?;
         let envelopes = messages.map(move |r| {
-            r.map(|raw| {
-                let original_len = raw.bytes.len() as u64;
-                Envelope { bytes: raw.bytes, original_len, fetched_at, checkpoint: None, offset: raw.offset }
+            r.map(|raw| Envelope {
+                bytes: raw.bytes,
+                original_len: raw.original_len,
+                fetched_at,
+                checkpoint: None,
+                offset: raw.offset,
             })
         });
         Ok(Box::new(envelopes) as Messages)

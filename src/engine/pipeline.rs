@@ -86,11 +86,8 @@ fn keeps_raw(incoming: &Incoming) -> bool {
 impl Item {
     pub fn new(env: Envelope, cfg: &ClassifyConfig) -> Item {
         let Envelope { bytes, original_len, fetched_at, checkpoint, offset } = env;
-        match prepare(&bytes, cfg) {
-            Some(mut incoming) => {
-                if original_len > bytes.len() as u64 {
-                    incoming.problems.push(format!("message: cut at {} of {original_len} bytes", bytes.len()));
-                }
+        match prepare(&bytes, original_len, cfg) {
+            Some(incoming) => {
                 let row = message_row(&incoming, fetched_at);
                 // Bytes that will not be kept do not wait in a queue.
                 let raw = if keeps_raw(&incoming) { bytes } else { Vec::new() };
@@ -127,23 +124,25 @@ impl Item {
     }
 }
 
-/// Parses, classifies and takes the threading keys of one message; `None`
+/// Parses, classifies and takes the threading keys of one message (of
+/// which a source kept `raw`, the first bytes of `original_len`); `None`
 /// when that panicked (a bug, counted as a problem).
-pub fn prepare(raw: &[u8], cfg: &ClassifyConfig) -> Option<Incoming> {
+pub fn prepare(raw: &[u8], original_len: u64, cfg: &ClassifyConfig) -> Option<Incoming> {
     catch_unwind(AssertUnwindSafe(|| {
-        let m = mail::parse(raw);
+        let m = mail::parse_truncated(raw, original_len);
         let c = classify::classify(&m, cfg);
         Incoming::new(&m, c)
     }))
     .ok()
 }
 
-/// Consecutive messages of a source, prepared together; `error` ends the
-/// source after them.
+/// Consecutive messages of a source, prepared together, with the errors
+/// met reading them (in source order: a fatal one ends the source, the
+/// others each name a message that could not be read).
 pub(super) struct Chunk {
     pub seq: u64,
     pub items: Vec<Item>,
-    pub error: Option<SourceError>,
+    pub errors: Vec<SourceError>,
 }
 
 /// Messages per chunk: enough to make the hand-off between threads cheap;
@@ -154,7 +153,7 @@ const CHUNK_BYTES: usize = 256 << 10;
 /// while a batch is written.
 const QUEUED_CHUNKS: usize = super::BATCH_MESSAGES / CHUNK_MESSAGES;
 
-type WorkerInput = (u64, Vec<Envelope>, Option<SourceError>);
+type WorkerInput = (u64, Vec<Envelope>, Vec<SourceError>);
 
 /// Starts the reader thread and the parse workers. Memory stays bounded:
 /// each worker holds two chunks in its queue and one in hand, and the
@@ -174,10 +173,10 @@ pub(super) fn spawn(
         let out = out_tx.clone();
         let cfg = cfg.clone();
         let spawned = std::thread::Builder::new().name(format!("lkpbot-parse-{w}")).spawn(move || {
-            for (seq, envs, error) in in_rx {
+            for (seq, envs, errors) in in_rx {
                 let items = envs.into_iter().map(|e| Item::new(e, &cfg)).collect();
                 // A closed queue means the store side stopped: stop too.
-                if out.blocking_send(Chunk { seq, items, error }).is_err() {
+                if out.blocking_send(Chunk { seq, items, errors }).is_err() {
                     return;
                 }
             }
@@ -187,43 +186,47 @@ pub(super) fn spawn(
     drop(out_tx);
     let reader = std::thread::Builder::new().name("lkpbot-reader".into()).spawn(move || {
         let mut seq = 0u64;
-        let mut send = |envs: Vec<Envelope>, error: Option<SourceError>| -> bool {
+        let mut send = |envs: Vec<Envelope>, errors: Vec<SourceError>| -> bool {
             let Some(input) = inputs.get(usize::try_from(seq).unwrap_or(0) % inputs.len().max(1)) else {
                 return false;
             };
-            let ok = input.send((seq, envs, error)).is_ok();
+            let ok = input.send((seq, envs, errors)).is_ok();
             seq += 1;
             ok
         };
         let messages = match open() {
             Ok(m) => m,
             Err(e) => {
-                send(Vec::new(), Some(e));
+                send(Vec::new(), vec![e]);
                 return;
             }
         };
         let mut chunk = Vec::with_capacity(CHUNK_MESSAGES);
+        let mut errors = Vec::new();
         let mut bytes = 0;
         for env in messages {
             match env {
                 Ok(e) => {
                     bytes += e.bytes.len();
                     chunk.push(e);
-                    if chunk.len() == CHUNK_MESSAGES || bytes >= CHUNK_BYTES {
-                        bytes = 0;
-                        if !send(std::mem::take(&mut chunk), None) {
-                            return;
-                        }
-                    }
                 }
+                // One unreadable message: said, and the rest goes on.
+                Err(e) if !e.is_fatal() => errors.push(e),
                 Err(e) => {
-                    send(std::mem::take(&mut chunk), Some(e));
+                    errors.push(e);
+                    send(std::mem::take(&mut chunk), errors);
+                    return;
+                }
+            }
+            if chunk.len() == CHUNK_MESSAGES || bytes >= CHUNK_BYTES || errors.len() >= CHUNK_MESSAGES {
+                bytes = 0;
+                if !send(std::mem::take(&mut chunk), std::mem::take(&mut errors)) {
                     return;
                 }
             }
         }
-        if !chunk.is_empty() {
-            send(chunk, None);
+        if !chunk.is_empty() || !errors.is_empty() {
+            send(chunk, errors);
         }
     });
     threads.extend(reader.ok());

@@ -167,7 +167,7 @@ impl<'a, 't> Threader<'a, 't> {
             }
             // A settled message has no bytes and needs no threading.
             let Some((raw, fetched_at)) = self.tx.raw(&id).await? else { continue };
-            let Some(mut inc) = prepare(&raw, &self.settings.classify) else {
+            let Some(mut inc) = prepare(&raw, raw.len() as u64, &self.settings.classify) else {
                 self.stats.problems += 1;
                 tracing::error!(message_id = %id, "a stored message could not be parsed again (a bug in lkpbot)");
                 continue;

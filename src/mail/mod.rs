@@ -8,15 +8,26 @@
 
 mod bare;
 pub mod quote;
+mod raw_headers;
 
 use crate::model::MessageId;
-use mail_parser::{Address as MpAddress, HeaderName, HeaderValue, MessageParser, MimeHeaders};
+use mail_parser::{Address as MpAddress, HeaderName, MessageParser, MimeHeaders};
 use serde::Serialize;
+use std::borrow::Cow;
+use std::collections::{HashSet, VecDeque};
 use std::sync::LazyLock;
 
 /// The text body is cut at this many bytes: reports are far smaller, and a
 /// giant part must not make classification slow.
 pub const MAX_BODY_BYTES: usize = 8 << 20;
+
+/// At most this many ancestors of one message are kept: its In-Reply-To,
+/// the first References entry (the thread's root) and the nearest ones.
+/// Threading needs those: a reply names its report near the end of the
+/// list, and a deep thread still names its root first. Kernel threads are
+/// a few dozen messages deep at the most, while a broken or hostile header
+/// of 100,000 ids would otherwise cost a lookup and a stored row each.
+pub const MAX_ANCESTORS: usize = 64;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Address {
@@ -75,18 +86,10 @@ pub struct Mail {
 }
 
 impl Mail {
-    /// Every ancestor named by References and In-Reply-To, nearest first.
+    /// The ancestors named by In-Reply-To and References, nearest first,
+    /// each once: at most [`MAX_ANCESTORS`], the root among them.
     pub fn ancestors(&self) -> Vec<&MessageId> {
-        let mut out: Vec<&MessageId> = Vec::new();
-        if let Some(p) = &self.in_reply_to {
-            out.push(p);
-        }
-        for r in self.references.iter().rev() {
-            if !out.contains(&r) {
-                out.push(r);
-            }
-        }
-        out
+        select_ancestors(self.in_reply_to.as_ref(), &self.references, MAX_ANCESTORS).0
     }
 
     pub fn is_reply(&self) -> bool {
@@ -100,6 +103,85 @@ impl Mail {
     pub fn from_name(&self) -> Option<&str> {
         self.from.as_ref().and_then(|a| a.name.as_deref())
     }
+}
+
+/// In-Reply-To, then References from the nearest back, each id once and
+/// at most `max` in all, with a place kept for the root (the first
+/// References entry), which comes last. Linear in the length of the
+/// header. The flag says whether a distinct id was left out.
+fn select_ancestors<'a>(
+    in_reply_to: Option<&'a MessageId>,
+    references: &'a [MessageId],
+    max: usize,
+) -> (Vec<&'a MessageId>, bool) {
+    let mut out: Vec<&MessageId> = Vec::with_capacity(max.min(references.len() + 1));
+    let mut seen: HashSet<&MessageId> = HashSet::with_capacity(out.capacity());
+    if let Some(p) = in_reply_to
+        && max > 0
+    {
+        seen.insert(p);
+        out.push(p);
+    }
+    let root = references.first();
+    let mut cut = false;
+    for r in references.iter().skip(1).rev() {
+        if seen.contains(r) {
+            continue;
+        }
+        let root_place = usize::from(root.is_some_and(|root| root != r && !seen.contains(root)));
+        if out.len() + root_place >= max {
+            cut = true;
+            break;
+        }
+        seen.insert(r);
+        out.push(r);
+    }
+    if let Some(root) = root
+        && !seen.contains(root)
+    {
+        if out.len() < max {
+            out.push(root);
+        } else {
+            cut = true;
+        }
+    }
+    (out, cut)
+}
+
+/// References ids held while reading, besides the root: room for
+/// repeats among the nearest [`MAX_ANCESTORS`].
+const REFERENCES_WINDOW: usize = 4 * MAX_ANCESTORS;
+
+/// The References ids that [`Mail::ancestors`] will use, the root first,
+/// read in one pass that holds at most [`REFERENCES_WINDOW`] of them, so a
+/// header of 100,000 ids goes no further than this; a cut is a problem.
+fn references_of(value: &[u8], in_reply_to: Option<&MessageId>, problems: &mut Vec<String>) -> Vec<MessageId> {
+    let mut total = 0usize;
+    let mut root: Option<MessageId> = None;
+    let mut nearest: VecDeque<Cow<'_, [u8]>> = VecDeque::new();
+    let mut dropped = false;
+    for span in raw_headers::id_spans(value) {
+        total += 1;
+        if root.is_none() {
+            root = MessageId::from_bytes(&span);
+            continue;
+        }
+        if nearest.len() == REFERENCES_WINDOW {
+            nearest.pop_front();
+            dropped = true;
+        }
+        nearest.push_back(span);
+    }
+    let references: Vec<MessageId> =
+        root.into_iter().chain(nearest.iter().filter_map(|s| MessageId::from_bytes(s))).collect();
+    let (kept, cut) = select_ancestors(in_reply_to, &references, MAX_ANCESTORS);
+    if !(cut || dropped) {
+        return references;
+    }
+    problems.push(format!("references: {total} ids, kept {}: In-Reply-To, the root and the nearest", kept.len()));
+    // Oldest first again; In-Reply-To stays out unless References names it.
+    let listed = in_reply_to.is_some_and(|p| references.contains(p));
+    kept.into_iter().rev().filter(|id| listed || Some(*id) != in_reply_to).cloned().collect()
 }
 
 /// `Re:`, `RE:`, `Aw:` and friends at the start, possibly after list tags.
@@ -120,6 +202,7 @@ pub fn subject_is_reply(subject: &str) -> bool {
 /// are decoded; every other one is skipped (a list server's mail carries
 /// a dozen `Received` and `List-*` lines). Skipped headers keep their
 /// place, so `header_raw` still reads `List-Id` and `Auto-Submitted`.
+/// The Message-ID headers are read from the bytes ([`raw_headers`]).
 static PARSER: LazyLock<MessageParser> = LazyLock::new(|| {
     MessageParser::new()
         .with_mime_headers()
@@ -127,37 +210,53 @@ static PARSER: LazyLock<MessageParser> = LazyLock::new(|| {
         .header_address(HeaderName::From)
         .header_address(HeaderName::To)
         .header_address(HeaderName::Cc)
-        .header_id(HeaderName::MessageId)
-        .header_id(HeaderName::InReplyTo)
-        .header_id(HeaderName::References)
         .header_text(HeaderName::Subject)
         .default_header_ignore()
 });
+
+/// Parses the start of a message that a source cut (`raw` is what it
+/// kept, `original_len` the size of the whole), and records the cut among
+/// the problems: what was lost may be a report's tail or an attachment.
+pub fn parse_truncated(raw: &[u8], original_len: u64) -> Mail {
+    let mut m = parse(raw);
+    if original_len > raw.len() as u64 {
+        m.problems.push(format!("message: cut at {} of {original_len} bytes", raw.len()));
+    }
+    m
+}
 
 /// Parses one message. Never fails: a message mail-parser cannot read at
 /// all still yields a `Mail` with the raw text as its body and a problem.
 pub fn parse(raw: &[u8]) -> Mail {
     let raw = strip_mbox_from_line(raw);
-    if !bare::has_header_block(raw) {
+    // mail-parser and the header test read the block without NUL bytes;
+    // the ids are read from `raw`, where a NUL inside an id is kept.
+    let clean = raw_headers::without_nuls(raw);
+    if !bare::has_header_block(&clean) {
         return bare::parse_text_dump(raw);
     }
     let mut problems = Vec::new();
-    let Some(msg) = PARSER.parse(raw) else {
+    if let Cow::Owned(_) = clean {
+        problems.push("header: NUL bytes removed".to_string());
+    }
+    let Some(msg) = PARSER.parse(&clean[..]) else {
         problems.push("mime: message could not be parsed; using raw text".to_string());
         let mut m = bare::parse_text_dump(raw);
         m.problems.extend(problems);
         return m;
     };
 
-    let (message_id, synthesized) = match msg.message_id().and_then(MessageId::new) {
+    let ids = raw_headers::id_headers(raw);
+    let (message_id, synthesized) = match ids.message_id.and_then(raw_headers::message_id) {
         Some(id) => (id, false),
         None => {
             problems.push("header: no usable Message-ID; synthesized one from the content".into());
             (synthesize_message_id(raw), true)
         }
     };
-    let in_reply_to = ids_of(msg.in_reply_to()).into_iter().last();
-    let references = ids_of(msg.references());
+    let in_reply_to =
+        ids.in_reply_to.and_then(|v| raw_headers::id_spans(v).filter_map(|id| MessageId::from_bytes(&id)).last());
+    let references = ids.references.map(|v| references_of(v, in_reply_to.as_ref(), &mut problems)).unwrap_or_default();
     let subject = collapse_ws(msg.subject().unwrap_or(""));
     let date = msg.date().map(|d| d.to_timestamp());
     if msg.date().is_none() && msg.header_raw("Date").is_some() {
@@ -182,7 +281,7 @@ pub fn parse(raw: &[u8]) -> Mail {
     if body.is_empty() && msg.text_body_count() == 0 && msg.attachment_count() == 0 {
         // A message whose only part mail-parser could not type: fall back
         // to the raw bytes after the header block.
-        body = String::from_utf8_lossy(bare::after_headers(raw)).into_owned();
+        body = String::from_utf8_lossy(bare::after_headers(&clean)).into_owned();
     }
     let body = normalise_text(body, &mut problems);
 
@@ -244,24 +343,6 @@ fn strip_mbox_from_line(raw: &[u8]) -> &[u8] {
         }
     } else {
         raw
-    }
-}
-
-fn ids_of(v: &HeaderValue<'_>) -> Vec<MessageId> {
-    match v {
-        HeaderValue::Text(t) => split_ids(t),
-        HeaderValue::TextList(l) => l.iter().flat_map(|t| split_ids(t)).collect(),
-        _ => Vec::new(),
-    }
-}
-
-/// mail-parser already splits well-formed id lists; this also copes with a
-/// value that arrives as one string of several ids.
-fn split_ids(t: &str) -> Vec<MessageId> {
-    if t.contains('<') {
-        t.split('<').filter_map(|p| p.split('>').next()).filter_map(MessageId::new).collect()
-    } else {
-        t.split_whitespace().filter_map(MessageId::new).collect()
     }
 }
 
@@ -369,6 +450,32 @@ mod tests {
     fn pipermail_addresses() {
         assert_eq!(deobfuscate_address("oliver.sang at intel.com").as_deref(), Some("oliver.sang@intel.com"));
         assert_eq!(deobfuscate_address("Sang, Oliver"), None);
+    }
+
+    /// (In-Reply-To, References, max) -> (ancestors nearest first, cut).
+    #[test]
+    fn ancestors_are_the_parent_the_root_and_the_nearest() {
+        type Case = (Option<&'static str>, &'static [&'static str], usize, &'static [&'static str], bool);
+        let cases: &[Case] = &[
+            (None, &[], 4, &[], false),
+            (Some("p"), &[], 4, &["p"], false),
+            (Some("c"), &["a", "b", "c"], 4, &["c", "b", "a"], false),
+            // The root keeps its place; the middle goes.
+            (Some("e"), &["a", "b", "c", "d", "e"], 4, &["e", "d", "c", "a"], true),
+            (Some("x"), &["a", "b", "c", "d", "e"], 3, &["x", "e", "a"], true),
+            (None, &["a", "b", "c", "d", "e"], 3, &["e", "d", "a"], true),
+            (Some("a"), &["a", "b", "c"], 2, &["a", "c"], true),
+            // Repeats count once, at their nearest place.
+            (Some("c"), &["a", "b", "a", "c", "c"], 4, &["c", "a", "b"], false),
+            (None, &["a", "a", "a"], 1, &["a"], false),
+        ];
+        for (irt, refs, max, want, want_cut) in cases {
+            let irt = irt.and_then(MessageId::new);
+            let refs: Vec<MessageId> = refs.iter().filter_map(|r| MessageId::new(r)).collect();
+            let (got, cut) = select_ancestors(irt.as_ref(), &refs, *max);
+            let got: Vec<&str> = got.iter().map(|m| m.as_str()).collect();
+            assert_eq!((&got[..], cut), (*want, *want_cut), "irt {irt:?} refs {refs:?} max {max}");
+        }
     }
 
     #[test]

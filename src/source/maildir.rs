@@ -1,5 +1,8 @@
 //! Maildir reader: every file in `new/` and `cur/`, in name order (Maildir
-//! names start with the delivery time, so this is arrival order).
+//! names start with the delivery time, so this is arrival order). Every
+//! entry but dot files is taken for a message: one that cannot be read (a
+//! dangling link, a directory) is reported as a per-message error, never
+//! skipped in silence and never the end of the rest.
 
 use std::path::{Path, PathBuf};
 
@@ -16,15 +19,14 @@ pub fn read(path: &Path) -> Result<impl Iterator<Item = Result<RawMessage, Sourc
         let entries = std::fs::read_dir(&dir).map_err(|e| SourceError::Open { path: dir.clone(), source: e })?;
         for entry in entries {
             let entry = entry.map_err(|e| SourceError::Read { path: dir.clone(), source: e })?;
-            let p = entry.path();
-            if p.is_file() && !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.')) {
-                files.push(p);
+            if !entry.file_name().to_string_lossy().starts_with('.') {
+                files.push(entry.path());
             }
         }
     }
     files.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
-    Ok(files.into_iter().map(|p| {
-        let bytes = std::fs::read(&p).map_err(|e| SourceError::Read { path: p.clone(), source: e })?;
-        Ok(RawMessage { bytes, offset: None })
-    }))
+    Ok(files
+        .into_iter()
+        .map(|p| super::read_file(&p).map_err(|e| SourceError::Message { path: p, source: e }))
+        .filter(|r| !r.as_ref().is_ok_and(RawMessage::is_blank)))
 }

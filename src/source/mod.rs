@@ -10,6 +10,10 @@ use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
+/// What went wrong reading a source. Most errors end the source (its file
+/// cannot be opened or read on); [`SourceError::Message`] is about one
+/// message of a source made of separate files, and the rest still follow
+/// (see [`Messages`]).
 #[derive(Debug, thiserror::Error)]
 pub enum SourceError {
     #[error("cannot open {path}: {source}")]
@@ -26,14 +30,77 @@ pub enum SourceError {
     },
     #[error("{path} is not an mbox file, a Maildir or a mail file")]
     NotMail { path: PathBuf },
+    /// One message file of a Maildir could not be read (a dangling link,
+    /// a directory, a permission); the other files are unaffected.
+    #[error("cannot read message {path}: {source}")]
+    Message {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
 }
+
+impl SourceError {
+    /// True when the source ends with this error; false when it names one
+    /// message that could not be read and the others follow.
+    pub fn is_fatal(&self) -> bool {
+        !matches!(self, SourceError::Message { .. })
+    }
+}
+
+/// The most of one message a source keeps; the rest is skipped unread
+/// (Maildir, `.eml`) or read in bounded pieces and dropped (mbox). vger
+/// rejects mail over 100 KB, so only a broken or hostile archive reaches
+/// this; the kept part holds the headers and the start of the body, which
+/// is what classification and storage need, and memory stays bounded
+/// whatever a file holds (a 200 MB line included).
+pub const MAX_MESSAGE_BYTES: usize = 4 << 20;
 
 /// One message as it arrived, before any parsing.
 #[derive(Clone, Debug)]
 pub struct RawMessage {
+    /// The message, or its first [`MAX_MESSAGE_BYTES`] when it is longer.
     pub bytes: Vec<u8>,
+    /// The size of the whole message: `bytes.len()` unless it was cut.
+    pub original_len: u64,
     /// Byte offset of the message in an mbox file.
     pub offset: Option<u64>,
+}
+
+impl RawMessage {
+    /// True when `bytes` holds only the start of the message.
+    pub fn truncated(&self) -> bool {
+        self.original_len > self.bytes.len() as u64
+    }
+
+    /// An empty file, or one of blank lines, is no message: parsing it
+    /// would make up one (with a synthesized Message-ID), and a store would
+    /// keep a row for nothing. Sources skip these.
+    fn is_blank(&self) -> bool {
+        !self.truncated() && is_blank(&self.bytes)
+    }
+}
+
+fn is_blank(bytes: &[u8]) -> bool {
+    bytes.iter().all(u8::is_ascii_whitespace)
+}
+
+/// Reads one message file, at most [`MAX_MESSAGE_BYTES`] of it.
+fn read_file(path: &Path) -> std::io::Result<RawMessage> {
+    let f = File::open(path)?;
+    let size = f.metadata()?.len();
+    let cap = MAX_MESSAGE_BYTES as u64;
+    let mut bytes = Vec::with_capacity(usize::try_from(size.min(cap + 1)).unwrap_or(MAX_MESSAGE_BYTES));
+    // One byte past the cap tells a cut file from one of exactly the cap,
+    // without trusting the size a special file reports.
+    f.take(cap + 1).read_to_end(&mut bytes)?;
+    let original_len = if bytes.len() > MAX_MESSAGE_BYTES {
+        bytes.truncate(MAX_MESSAGE_BYTES);
+        size.max(cap + 1)
+    } else {
+        bytes.len() as u64
+    };
+    Ok(RawMessage { bytes, original_len, offset: None })
 }
 
 /// The kinds of offline source.
@@ -78,6 +145,11 @@ pub fn size_hint(path: &Path) -> u64 {
     std::fs::metadata(path).map(|m| if m.is_dir() { 0 } else { m.len() }).unwrap_or(0)
 }
 
+/// The messages of a source, in source order. An `Err` item for which
+/// [`SourceError::is_fatal`] is false names one message that could not be
+/// read, and the iteration goes on with the next; after a fatal one it
+/// ends. Consumers report the first kind and keep reading: one bad file
+/// never stops the rest.
 pub type Messages = Box<dyn Iterator<Item = Result<RawMessage, SourceError>>>;
 
 /// Opens any offline source and iterates over its messages.
@@ -89,8 +161,8 @@ pub fn open(path: &Path) -> Result<Messages, SourceError> {
         }
         Format::Maildir => Ok(Box::new(maildir::read(path)?)),
         Format::Eml => {
-            let bytes = std::fs::read(path).map_err(|e| SourceError::Read { path: path.into(), source: e })?;
-            Ok(Box::new(std::iter::once(Ok(RawMessage { bytes, offset: None }))))
+            let raw = read_file(path).map_err(|e| SourceError::Read { path: path.into(), source: e })?;
+            Ok(Box::new(Some(raw).filter(|r| !r.is_blank()).map(Ok).into_iter()))
         }
     }
 }
