@@ -151,7 +151,7 @@ fn child_ingest(mbox: &Path, db: &Path) {
         engine.finish_with_sweep(NOW, 30).await.expect("finish")
     });
     println!("seconds: {}", t.elapsed().as_secs_f64());
-    for line in lkpbot::cli_cases::summary(&stats).lines() {
+    for line in lkpbot::cli::summary(&stats).lines() {
         println!("  {line}");
     }
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();

@@ -10,7 +10,6 @@
 pub mod act;
 pub mod classify;
 pub mod cli;
-pub mod cli_cases;
 pub mod commands;
 pub mod engine;
 pub mod mail;

@@ -95,3 +95,26 @@ fn usage_errors_exit_1_and_help_exits_0() {
         assert!(!out.stdout.is_empty(), "lkpbot {args:?} prints on stdout");
     }
 }
+
+/// A store that cannot be opened is one line on stderr: what could not be
+/// done and the operating system's reason, each said once.
+#[test]
+fn store_errors_say_their_cause_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = fixture("threads/reply-chain.mbox");
+    let out = lkpbot(&["--db", "no/such/dir/x.db", "ingest", &fixture], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("cannot open the store at no/such/dir/x.db"), "{err}");
+    assert_eq!(err.matches("os error 2").count(), 1, "{err}");
+
+    std::fs::write(dir.path().join("junk.db"), vec![b'x'; 4096]).unwrap();
+    for args in [&["--db", "junk.db", "cases"][..], &["--db", "junk.db", "ingest", &fixture][..]] {
+        let out = lkpbot(args, dir.path());
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert_eq!(err.matches("file is not a database").count(), 1, "{err}");
+    }
+}

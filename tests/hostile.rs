@@ -242,14 +242,28 @@ fn huge_references_are_bounded() {
     assert!(m.references.len() < lkpbot::mail::MAX_ANCESTORS, "{}", m.references.len());
     let problem = format!("references: {n} ids, kept 64: In-Reply-To, the root and the nearest");
     assert!(m.problems.contains(&problem), "{:?}", m.problems);
+
+    // Stored, it waits for at most those 64 (none of them is here).
+    let dir = tempfile::tempdir().unwrap();
+    let deps = crate::thread::block_on(async {
+        let path = dir.path().join("refs.db");
+        let mut store = lkpbot::store::Store::open(&path).await.unwrap();
+        let mut engine = crate::thread::engine(&mut store);
+        engine.push(crate::thread::env(raw.as_bytes())).await.unwrap();
+        engine.finish().await.unwrap();
+        let stats = store.table_stats().await.unwrap();
+        stats.iter().find(|s| s.table == "thread_deps").unwrap().rows
+    });
+    assert_eq!(deps, lkpbot::mail::MAX_ANCESTORS as i64);
 }
 
 /// Set in the fresh test process that measures `lkpbot` (see below).
 const MEASURE_ENV: &str = "LKPBOT_TEST_MEASURE_MBOX";
 
-/// The peak memory of `lkpbot classify` on a 200 MB one-line body stays
-/// near one capped message, far below the file: the mbox reader holds a
-/// piece of a line at a time and drops what is over the cap.
+/// The peak memory of `lkpbot classify` and of `lkpbot ingest` on a 200 MB
+/// one-line body stays within the 64 MiB budget and the cap, far below
+/// the file: the mbox reader holds a piece of a line at a time and drops
+/// what is over the cap; the store keeps the cap's worth and says so.
 ///
 /// Linux counts in a child's `ru_maxrss` the peak of the process that
 /// spawned it (exec records the old address space's high-water mark), and
@@ -257,16 +271,23 @@ const MEASURE_ENV: &str = "LKPBOT_TEST_MEASURE_MBOX";
 /// them. The test therefore runs itself again, alone in a new process,
 /// and that small process spawns `lkpbot` and reports its figure.
 #[test]
-fn classify_of_a_200_mb_line_stays_small() {
+fn classify_and_ingest_of_a_200_mb_line_stay_small() {
     if let Some(path) = std::env::var_os(MEASURE_ENV) {
         return measure_classify(Path::new(&path));
     }
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("huge.mbox");
-    let sizes = write_mbox(&path, &[(b"Message-ID: <huge@x>\nSubject: huge\n\n", 200 << 20), (&small("after@x"), 0)]);
+    // A reply to a message not here yet: the store keeps its bytes.
+    let head = b"Message-ID: <huge@x>\nIn-Reply-To: <not-yet@x>\nSubject: huge\n\n";
+    let sizes = write_mbox(&path, &[(head, 200 << 20), (&small("after@x"), 0)]);
 
     let out = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "hostile::classify_of_a_200_mb_line_stays_small", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            "hostile::classify_and_ingest_of_a_200_mb_line_stay_small",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(MEASURE_ENV, &path)
         .output()
         .unwrap();
@@ -277,10 +298,19 @@ fn classify_of_a_200_mb_line_stays_small() {
         let value = stdout.lines().find_map(|l| l.split_once(name)).map(|(_, v)| v);
         value.unwrap_or_else(|| panic!("no {name} in {stdout}")).to_string()
     };
-    let peak: u64 = field("peak-rss-bytes=").parse().unwrap();
     let limit = (64 << 20) + 2 * MAX_MESSAGE_BYTES as u64;
-    println!("classify of a 200 MB line: peak RSS {:.1} MiB (limit {} MiB)", peak as f64 / 1048576.0, limit >> 20);
-    assert!(peak < limit, "peak RSS {peak} bytes, limit {limit}");
+    for command in ["classify", "ingest"] {
+        let peak: u64 = field(&format!("{command}-peak-rss-bytes=")).parse().unwrap();
+        println!("{command} of a 200 MB line: peak RSS {:.1} MiB (limit {} MiB)", peak as f64 / 1048576.0, limit >> 20);
+        assert!(peak < limit, "{command}: peak RSS {peak} bytes, limit {limit}");
+    }
+    let db = dir.path().join("huge.db");
+    let kept = crate::thread::block_on(async {
+        let mut store = lkpbot::store::Store::open(&db).await.unwrap();
+        store.raw_message(&lkpbot::model::MessageId::new("huge@x").unwrap()).await.unwrap()
+    });
+    assert_eq!(kept.map(|k| k.len()), Some(MAX_MESSAGE_BYTES), "the store keeps the cap's worth");
+    assert!(field("ingest-output=").contains("problems                           1"), "{stdout}");
 
     let lines: Vec<serde_json::Value> =
         field("output=").split('\t').map(|l| serde_json::from_str(l).unwrap()).collect();
@@ -291,17 +321,24 @@ fn classify_of_a_200_mb_line_stays_small() {
     assert_eq!(lines[1]["message_id"], "after@x");
 }
 
-/// Runs `lkpbot classify --json path`, reaps it with `wait4` for its own
-/// rusage, and prints its peak RSS and its output (lines joined by tabs).
+/// Runs `lkpbot classify --json path`, then `lkpbot ingest path` into a
+/// store beside it, and prints each one's peak RSS and output.
+fn measure_classify(path: &Path) {
+    let db = path.with_file_name("huge.db");
+    let (peak, out) = measure(&["classify", "--json", path.to_str().unwrap()]);
+    println!("classify-peak-rss-bytes={peak}");
+    println!("output={}", out.trim_end().replace('\n', "\t"));
+    let (peak, out) = measure(&["--db", db.to_str().unwrap(), "ingest", path.to_str().unwrap()]);
+    println!("ingest-peak-rss-bytes={peak}");
+    println!("ingest-output={}", out.trim_end().replace('\n', "\t"));
+}
+
+/// Runs `lkpbot ARGS`, reaps it with `wait4` for its own rusage, and
+/// returns its peak RSS in bytes and its output.
 // The child is reaped by wait4, which std's lint does not know.
 #[allow(clippy::zombie_processes)]
-fn measure_classify(path: &Path) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_lkpbot"))
-        .args(["classify", "--json"])
-        .arg(path)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+fn measure(args: &[&str]) -> (u64, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lkpbot")).args(args).stdout(Stdio::piped()).spawn().unwrap();
     let mut out = String::new();
     std::io::Read::read_to_string(child.stdout.as_mut().unwrap(), &mut out).unwrap();
     let pid = libc::pid_t::try_from(child.id()).unwrap();
@@ -313,6 +350,5 @@ fn measure_classify(path: &Path) {
     assert_eq!(reaped, pid);
     assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "status {status}");
     // Linux reports ru_maxrss in KiB.
-    println!("peak-rss-bytes={}", u64::try_from(usage.ru_maxrss).unwrap() * 1024);
-    println!("output={}", out.trim_end().replace('\n', "\t"));
+    (u64::try_from(usage.ru_maxrss).unwrap() * 1024, out)
 }

@@ -119,7 +119,42 @@ fn corpus_second_ingest_changes_no_row() {
         let stats = engine.finish().await.unwrap();
         assert_eq!((stats.new, stats.duplicates), (0, 1855));
         assert_eq!(store.table_stats().await.unwrap(), before);
+
+        // The same archive damaged with NUL bytes in every header block
+        // (before the first header, inside the names of the id headers):
+        // still the same messages, all duplicates.
+        let mut engine = crate::thread::engine(&mut store);
+        for raw in lkpbot::source::open(&path).unwrap() {
+            engine.push(crate::thread::env(&with_nuls_in_headers(&raw.unwrap().bytes))).await.unwrap();
+        }
+        let stats = engine.finish().await.unwrap();
+        assert_eq!((stats.new, stats.duplicates), (0, 1855));
+        assert_eq!(store.table_stats().await.unwrap(), before);
     });
+}
+
+/// A message with NUL bytes before its first header and inside the names
+/// of its Message-ID, In-Reply-To and References headers.
+fn with_nuls_in_headers(raw: &[u8]) -> Vec<u8> {
+    let head = raw.windows(2).position(|w| w == b"\n\n").unwrap_or(raw.len());
+    let mut out = vec![0u8];
+    let mut i = 0;
+    while i < raw.len() {
+        let at_line = i == 0 || raw[i - 1] == b'\n';
+        let name = ["Message-ID", "Message-Id", "In-Reply-To", "References"]
+            .iter()
+            .find(|n| i < head && at_line && raw[i..].starts_with(n.as_bytes()));
+        if let Some(n) = name {
+            out.extend_from_slice(&n.as_bytes()[..3]);
+            out.push(0);
+            out.extend_from_slice(&n.as_bytes()[3..]);
+            i += n.len();
+        } else {
+            out.push(raw[i]);
+            i += 1;
+        }
+    }
+    out
 }
 
 /// The threads the corpus README lists with retest results and test

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 
+use super::failure::Failure;
 use crate::classify::ClassifyConfig;
-use crate::cli::Failure;
 use crate::engine::{Engine, IngestStats, Settings};
 use crate::store::{CaseFilter, Reader, Store, StoreError};
 use crate::thread::{CaseId, CaseState};
