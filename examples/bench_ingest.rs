@@ -144,11 +144,13 @@ fn child_ingest(mbox: &Path, db: &Path) {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     let t = Instant::now();
     let stats = rt.block_on(async {
-        let mut store = Store::open(db).await.expect("open store");
-        let mut engine = Engine::new(&mut store, Settings::with_classify(ClassifyConfig::default()));
+        let store = Store::open(db).await.expect("open store");
+        let mut engine = Engine::new(store, Settings::with_classify(ClassifyConfig::default()));
         let failed = engine.ingest_path(mbox, NOW, &mut |_| {}).await.expect("ingest");
         assert!(failed.is_empty(), "archive not read to the end: {failed:?}");
-        engine.finish_with_sweep(NOW, 30).await.expect("finish")
+        let stats = engine.finish().await.expect("finish");
+        engine.sweep_stale(NOW, 30).await.expect("sweep");
+        stats
     });
     println!("seconds: {}", t.elapsed().as_secs_f64());
     for line in lkpbot::cli::summary(&stats).lines() {

@@ -247,11 +247,10 @@ fn huge_references_are_bounded() {
     let dir = tempfile::tempdir().unwrap();
     let deps = crate::thread::block_on(async {
         let path = dir.path().join("refs.db");
-        let mut store = lkpbot::store::Store::open(&path).await.unwrap();
-        let mut engine = crate::thread::engine(&mut store);
+        let mut engine = crate::thread::engine(lkpbot::store::Store::open(&path).await.unwrap());
         engine.push(crate::thread::env(raw.as_bytes())).await.unwrap();
         engine.finish().await.unwrap();
-        let stats = store.table_stats().await.unwrap();
+        let stats = engine.store().table_stats().await.unwrap();
         stats.iter().find(|s| s.table == "thread_deps").unwrap().rows
     });
     assert_eq!(deps, lkpbot::mail::MAX_ANCESTORS as i64);

@@ -36,11 +36,10 @@ fn corpus() -> Option<&'static Corpus> {
             let path = util::shared_file("corpus/lkp-threads.mbox")?;
             let dir = tempfile::tempdir().unwrap();
             let (stats, cases) = block_on(async {
-                let mut store = Store::open(&dir.path().join("lkpbot.db")).await.unwrap();
-                let mut engine = engine(&mut store);
+                let mut engine = engine(Store::open(&dir.path().join("lkpbot.db")).await.unwrap());
                 assert!(engine.ingest_path(&path, NOW, &mut |_| {}).await.unwrap().is_empty());
                 let stats = engine.finish().await.unwrap();
-                (stats, store.cases(CaseFilter::All, true).await.unwrap())
+                (stats, engine.store().cases(CaseFilter::All, true).await.unwrap())
             });
             Some(Corpus { dir, stats, cases })
         })
@@ -114,22 +113,21 @@ fn corpus_second_ingest_changes_no_row() {
     block_on(async {
         let mut store = Store::open(&c.db()).await.unwrap();
         let before = store.table_stats().await.unwrap();
-        let mut engine = engine(&mut store);
+        let mut engine = engine(store);
         engine.ingest_path(&path, NOW, &mut |_| {}).await.unwrap();
         let stats = engine.finish().await.unwrap();
         assert_eq!((stats.new, stats.duplicates), (0, 1855));
-        assert_eq!(store.table_stats().await.unwrap(), before);
+        assert_eq!(engine.store().table_stats().await.unwrap(), before);
 
         // The same archive damaged with NUL bytes in every header block
         // (before the first header, inside the names of the id headers):
         // still the same messages, all duplicates.
-        let mut engine = crate::thread::engine(&mut store);
         for raw in lkpbot::source::open(&path).unwrap() {
             engine.push(crate::thread::env(&with_nuls_in_headers(&raw.unwrap().bytes))).await.unwrap();
         }
         let stats = engine.finish().await.unwrap();
         assert_eq!((stats.new, stats.duplicates), (0, 1855));
-        assert_eq!(store.table_stats().await.unwrap(), before);
+        assert_eq!(engine.store().table_stats().await.unwrap(), before);
     });
 }
 

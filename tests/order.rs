@@ -82,8 +82,7 @@ pub fn first_difference(a: &BTreeMap<String, String>, b: &BTreeMap<String, Strin
 pub async fn import_parts(dir: &Path, parts: &[Vec<Vec<u8>>], batch: usize) -> Vec<CaseRecord> {
     let path = dir.join("lkpbot.db");
     for part in parts {
-        let mut store = Store::open(&path).await.unwrap();
-        let mut engine = engine(&mut store);
+        let mut engine = engine(Store::open(&path).await.unwrap());
         for (i, m) in part.iter().enumerate() {
             engine.push(env(m)).await.unwrap();
             if (i + 1) % batch.max(1) == 0 {
@@ -170,13 +169,13 @@ fn corpus_in_any_order_gives_the_same_cases() {
     block_on(async {
         let mut store = Store::open(&forward_dir.path().join("lkpbot.db")).await.unwrap();
         let before = store.table_stats().await.unwrap();
-        let mut engine = engine(&mut store);
+        let mut engine = engine(store);
         for m in &reversed {
             engine.push(env(m)).await.unwrap();
         }
         let stats = engine.finish().await.unwrap();
         assert_eq!((stats.new, stats.duplicates), (0, msgs.len() as u64));
-        assert_eq!(store.table_stats().await.unwrap(), before, "re-importing in reverse changed rows");
+        assert_eq!(engine.store().table_stats().await.unwrap(), before, "re-importing in reverse changed rows");
     });
 }
 
@@ -189,20 +188,19 @@ fn reply_then_report_twice_is_all_duplicates() {
     let dir = tempfile::tempdir().unwrap();
     block_on(async {
         let path = dir.path().join("lkpbot.db");
-        let mut store = Store::open(&path).await.unwrap();
-        let mut e = engine(&mut store);
+        let mut e = engine(Store::open(&path).await.unwrap());
         for m in &pair {
             e.push(env(m)).await.unwrap();
         }
         let first = e.finish().await.unwrap();
         assert_eq!((first.new, first.duplicates, first.cases_opened, first.attached), (2, 0, 1, 1));
-        let before = store.table_stats().await.unwrap();
-        let mut e = engine(&mut store);
+        let before = e.store().table_stats().await.unwrap();
+        let mut e = engine(e.into_store());
         for m in &pair {
             e.push(env(m)).await.unwrap();
         }
         let second = e.finish().await.unwrap();
         assert_eq!((second.new, second.duplicates), (0, 2));
-        assert_eq!(store.table_stats().await.unwrap(), before);
+        assert_eq!(e.store().table_stats().await.unwrap(), before);
     });
 }

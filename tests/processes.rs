@@ -125,21 +125,17 @@ fn a_handle_does_not_act_on_what_another_changed() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("lkpbot.db");
     let cases = block_on(async {
-        let mut a = Store::open(&path).await.unwrap();
-        let mut b = Store::open(&path).await.unwrap();
-        let mut on_b = engine(&mut b);
+        let mut on_a = engine(Store::open(&path).await.unwrap());
+        let mut on_b = engine(Store::open(&path).await.unwrap());
         on_b.push(env(&msgs[1])).await.unwrap();
         on_b.flush().await.unwrap();
-        {
-            let mut on_a = engine(&mut a);
-            on_a.push(env(&msgs[0])).await.unwrap();
-            let stats = on_a.finish().await.unwrap();
-            assert_eq!((stats.cases_opened, stats.attached), (1, 1));
-        }
+        on_a.push(env(&msgs[0])).await.unwrap();
+        let stats = on_a.finish().await.unwrap();
+        assert_eq!((stats.cases_opened, stats.attached), (1, 1));
         on_b.push(env(&msgs[2])).await.unwrap();
         let stats = on_b.finish().await.unwrap();
         assert_eq!(stats.attached, 1, "Y did not join the case");
-        a.cases(CaseFilter::All, true).await.unwrap()
+        on_a.store().cases(CaseFilter::All, true).await.unwrap()
     });
     let [case] = cases.as_slice() else { panic!("one case expected, got {}", cases.len()) };
     let ids: Vec<&str> = case.messages.iter().map(|m| m.message_id.as_str()).collect();

@@ -188,18 +188,19 @@ fn stale_marks_are_kept_not_rewritten() {
     let msgs = fixture_messages("retest-fixup");
     let day = 86_400;
     block_on(async {
-        let mut store = Store::open(&path).await.unwrap();
-        let mut engine = crate::thread::engine(&mut store);
+        let mut engine = crate::thread::engine(Store::open(&path).await.unwrap());
         for m in &msgs {
             engine.push(crate::thread::env(m)).await.unwrap();
         }
         engine.finish().await.unwrap();
-        let last = store.cases(lkpbot::store::CaseFilter::All, true).await.unwrap()[0].updated_at;
+        let last = engine.store().cases(lkpbot::store::CaseFilter::All, true).await.unwrap()[0].updated_at;
+        drop(engine);
+        // Each sweep by an engine of its own, as a later run would.
         let sweep = |now| {
             let path = path.clone();
             async move {
-                let mut store = Store::open(&path).await.unwrap();
-                lkpbot::engine::Engine::sweep_stale(&mut store, now, 30).await.unwrap()
+                let mut engine = crate::thread::engine(Store::open(&path).await.unwrap());
+                engine.sweep_stale(now, 30).await.unwrap()
             }
         };
         let first = sweep(last + 40 * day).await;

@@ -22,7 +22,7 @@ pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
 }
 
 /// An engine with the default settings.
-pub fn engine(store: &mut Store) -> Engine<'_> {
+pub fn engine(store: Store) -> Engine {
     Engine::new(store, Settings::with_classify(ClassifyConfig::default()))
 }
 
@@ -48,8 +48,7 @@ pub struct Run {
 /// every message is its own transaction (so a reply that came early waits
 /// in the store, not in the batch).
 pub async fn ingest_into(dir: &Path, msgs: &[Vec<u8>], flush_each: bool) -> Run {
-    let mut store = Store::open(&dir.join("lkpbot.db")).await.unwrap();
-    let mut engine = engine(&mut store);
+    let mut engine = engine(Store::open(&dir.join("lkpbot.db")).await.unwrap());
     for m in msgs {
         engine.push(env(m)).await.unwrap();
         if flush_each {
@@ -57,7 +56,7 @@ pub async fn ingest_into(dir: &Path, msgs: &[Vec<u8>], flush_each: bool) -> Run 
         }
     }
     let stats = engine.finish().await.unwrap();
-    let cases = store.cases(CaseFilter::All, true).await.unwrap();
+    let cases = engine.store().cases(CaseFilter::All, true).await.unwrap();
     Run { stats, cases }
 }
 
@@ -170,17 +169,17 @@ fn replies_stored_by_another_process_join_when_the_report_arrives() {
     let cases = block_on(async {
         let mut a = Store::open(&path).await.unwrap();
         a.begin().await.unwrap().commit().await.unwrap();
-        let mut b = Store::open(&path).await.unwrap();
-        let mut engine = engine(&mut b);
+        let b = Store::open(&path).await.unwrap();
+        let mut engine = engine(b);
         for m in msgs[1..].iter().rev() {
             engine.push(env(m)).await.unwrap();
         }
         assert_eq!(engine.finish().await.unwrap().cases_opened, 0);
-        let mut engine = self::engine(&mut a);
+        let mut engine = self::engine(a);
         engine.push(env(&msgs[0])).await.unwrap();
         let stats = engine.finish().await.unwrap();
         assert_eq!((stats.cases_opened, stats.attached), (1, 3));
-        a.cases(CaseFilter::All, true).await.unwrap()
+        engine.store().cases(CaseFilter::All, true).await.unwrap()
     });
     let [case] = cases.as_slice() else { panic!("one case expected, got {}", cases.len()) };
     assert_eq!(message_ids(case).len(), 4);

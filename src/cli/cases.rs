@@ -49,8 +49,8 @@ fn write_stdout(text: &str) -> Result<(), Failure> {
 pub fn ingest(db: &Path, paths: &[PathBuf], stale_days: Option<i64>, now: i64) -> Result<(), Failure> {
     let rt = runtime()?;
     let (stats, failed) = rt.block_on(async {
-        let mut store = open(db).await?;
-        let mut engine = Engine::new(&mut store, Settings::with_classify(ClassifyConfig::default()));
+        let store = open(db).await?;
+        let mut engine = Engine::new(store, Settings::with_classify(ClassifyConfig::default()));
         let total: u64 = paths.iter().map(|p| crate::source::size_hint(p)).sum();
         let bar = progress_bar(total);
         let mut done_bytes = 0;
@@ -80,13 +80,11 @@ pub fn ingest(db: &Path, paths: &[PathBuf], stale_days: Option<i64>, now: i64) -
             }
             done_bytes += crate::source::size_hint(path);
         }
-        let stats = match stale_days {
-            Some(days) => engine.finish_with_sweep(now, days).await,
-            None => engine.finish().await,
+        let stats = engine.finish().await.context("cannot finish the import").map_err(Failure::runtime)?;
+        if let Some(days) = stale_days {
+            engine.sweep_stale(now, days).await.context("cannot mark stale cases").map_err(Failure::runtime)?;
         }
-        .context("cannot finish the import")
-        .map_err(Failure::runtime)?;
-        store.close().await.context("cannot close the store").map_err(Failure::runtime)?;
+        engine.into_store().close().await.context("cannot close the store").map_err(Failure::runtime)?;
         if let Some(b) = bar {
             b.finish_and_clear();
         }

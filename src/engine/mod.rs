@@ -86,8 +86,10 @@ impl Settings {
     }
 }
 
-pub struct Engine<'s> {
-    store: &'s mut Store,
+/// The engine owns its store: every message of every source goes through
+/// it, and its callers read the store through it (or take it back).
+pub struct Engine {
+    store: Store,
     settings: Settings,
     batch: Vec<Item>,
     batch_bytes: usize,
@@ -102,8 +104,8 @@ pub struct Engine<'s> {
     touched: BTreeSet<CaseId>,
 }
 
-impl<'s> Engine<'s> {
-    pub fn new(store: &'s mut Store, settings: Settings) -> Engine<'s> {
+impl Engine {
+    pub fn new(store: Store, settings: Settings) -> Engine {
         Engine {
             store,
             settings,
@@ -117,6 +119,14 @@ impl<'s> Engine<'s> {
 
     pub fn stats(&self) -> &IngestStats {
         &self.stats
+    }
+
+    pub fn store(&mut self) -> &mut Store {
+        &mut self.store
+    }
+
+    pub fn into_store(self) -> Store {
+        self.store
     }
 
     /// Drains a source: reading, parsing and classifying run on threads of
@@ -277,28 +287,22 @@ impl<'s> Engine<'s> {
         Ok(())
     }
 
-    /// Stores what is left; returns what the run did.
-    pub async fn finish(mut self) -> Result<IngestStats, StoreError> {
+    /// Stores what is left; returns what was done since the last
+    /// `finish` (and starts counting again).
+    pub async fn finish(&mut self) -> Result<IngestStats, StoreError> {
         self.flush().await?;
-        Ok(self.stats)
+        Ok(std::mem::take(&mut self.stats))
     }
 
-    /// Stores what is left, then marks stale the open cases (and those
-    /// this run changed) without activity for `stale_days` before `now`.
-    pub async fn finish_with_sweep(mut self, now: i64, stale_days: i64) -> Result<IngestStats, StoreError> {
+    /// Marks stale the open cases (and the cases changed since the last
+    /// sweep) without activity for `stale_days` before `now`, keeping the
+    /// marks that still hold.
+    pub async fn sweep_stale(&mut self, now: i64, stale_days: i64) -> Result<StaleSweep, StoreError> {
         self.flush().await?;
         let mut tx = self.store.begin().await?;
-        threading::sweep_stale(&mut tx, &self.touched, now, stale_days).await?;
+        let swept = threading::sweep_stale(&mut tx, &self.touched, now, stale_days).await?;
         tx.commit().await?;
-        Ok(self.stats)
-    }
-
-    /// Marks stale the open cases without activity for `stale_days`
-    /// before `now` (the daemon's periodic sweep).
-    pub async fn sweep_stale(store: &mut Store, now: i64, stale_days: i64) -> Result<StaleSweep, StoreError> {
-        let mut tx = store.begin().await?;
-        let swept = threading::sweep_stale(&mut tx, &BTreeSet::new(), now, stale_days).await?;
-        tx.commit().await?;
+        self.touched.clear();
         Ok(swept)
     }
 }
