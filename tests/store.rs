@@ -225,3 +225,37 @@ fn stale_marks_are_kept_not_rewritten() {
         assert_eq!(marks().await, before);
     });
 }
+
+/// A source's checkpoint is stored with the batch that holds its
+/// messages: the last token of each source in the batch, duplicates
+/// included (a re-fetch still moves the source on), nothing before the
+/// batch is committed.
+#[test]
+fn checkpoints_are_stored_with_their_messages() {
+    use lkpbot::engine::{Checkpoint, Envelope};
+    let msgs = fixture_messages("reply-chain");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lkpbot.db");
+    block_on(async {
+        let mut engine = crate::thread::engine(Store::open(&path).await.unwrap());
+        let with = |bytes: &[u8], source: &str, token: &str| {
+            let mut e = Envelope::new(bytes.to_vec(), crate::thread::NOW);
+            e.checkpoint = Some(Checkpoint { source: source.into(), token: token.into() });
+            e
+        };
+        engine.push(with(&msgs[0], "imap://a/INBOX", "7:1")).await.unwrap();
+        engine.push(with(&msgs[1], "imap://a/INBOX", "7:2")).await.unwrap();
+        engine.push(with(&msgs[2], "imap://b/INBOX", "9:40")).await.unwrap();
+        // Not flushed: another reader sees nothing yet.
+        let mut other = Store::open(&path).await.unwrap();
+        assert_eq!(other.checkpoint("imap://a/INBOX").await.unwrap(), None);
+        engine.flush().await.unwrap();
+        assert_eq!(other.checkpoint("imap://a/INBOX").await.unwrap().as_deref(), Some("7:2"));
+        assert_eq!(other.checkpoint("imap://b/INBOX").await.unwrap().as_deref(), Some("9:40"));
+        // A duplicate moves its source on too.
+        engine.push(with(&msgs[0], "imap://a/INBOX", "7:3")).await.unwrap();
+        let stats = engine.finish().await.unwrap();
+        assert_eq!(stats.duplicates, 1);
+        assert_eq!(other.checkpoint("imap://a/INBOX").await.unwrap().as_deref(), Some("7:3"));
+    });
+}
