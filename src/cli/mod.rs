@@ -1,8 +1,8 @@
 //! Command-line interface: parses arguments, builds the parts, runs one
 //! command, and maps failures to exit codes (0 success, 1 usage or config
 //! error, 2 run-time failure). Data goes to stdout; logs, progress and
-//! errors to stderr. [`classify`] is the command without a store,
-//! [`cases`] the store-backed ones; [`failure`] the exit codes.
+//! errors to stderr. `classify` is the command without a store,
+//! `cases` the store-backed ones; `failure` the exit codes.
 
 mod cases;
 mod classify;

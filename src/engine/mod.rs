@@ -10,7 +10,7 @@
 //! The batch is looked up in one go (which of its Message-IDs and
 //! ancestors are stored, and settled); ordinary list traffic (unrelated,
 //! every ancestor settled) is inserted in multi-row statements, and only
-//! the rest is threaded one by one ([`threading`]).
+//! the rest is threaded one by one (`threading`).
 //!
 //! Order does not matter: the store records what each unsettled message's
 //! threading depends on, and a message is threaded again whenever that

@@ -2,11 +2,11 @@
 //! facts and source checkpoints in SQLite, through sqlx's runtime query
 //! API. The only module with SQL.
 //!
-//! Split by concern: [`open`] opens files and applies the migrations
+//! Split by concern: `open` opens files and applies the migrations
 //! (`migrations/NNNN_*.sql`, embedded by `sqlx::migrate!`); the write side
 //! is a [`Store`] (one connection) handing out [`Tx`]s, whose methods live
-//! beside their tables in [`messages`], [`cases`], [`deps`] (with the
-//! Bloom filter of [`filter`]) and [`facts`]; the read side is [`read`]: a
+//! beside their tables in `messages`, `cases`, `deps` (with the
+//! Bloom filter of `filter`) and `facts`; the read side is [`read`]: a
 //! read-only connection pool with a `&self` API where every call reads
 //! one snapshot. Domain types are mapped to rows by hand in [`rows`]. The
 //! SQL stays portable (see the migration's header).
@@ -15,7 +15,7 @@
 //! importing or listing. Write transactions take the lock at once
 //! (`BEGIN IMMEDIATE`) and wait for each other; readers never block
 //! writers (WAL). Nothing cached in memory outlives another connection's
-//! commit unless it cannot change (see [`deps`] and `messages.settled`).
+//! commit unless it cannot change (see `deps` and `messages.settled`).
 
 mod cases;
 mod deps;
@@ -220,8 +220,8 @@ impl Fnv {
 }
 
 /// A write transaction: what the engine does for a batch of messages.
-/// Its methods are beside their tables: [`messages`], [`cases`], [`deps`],
-/// [`facts`].
+/// Its methods are beside their tables: `messages`, `cases`, `deps`,
+/// `facts`.
 pub struct Tx<'c> {
     tx: sqlx::Transaction<'c, sqlx::Sqlite>,
     /// Kept a superset of the dependency table's keys: added to before
