@@ -6,9 +6,8 @@
 //! Keys are strings made by `thread::keys` (`dep_message`, `dep_subject`,
 //! `dep_commit`). The filter holds every key of the table (added to
 //! before each insert, never removed from); it is filled from the table
-//! at a connection's first write
-//! transaction and again whenever `PRAGMA data_version` shows that another
-//! connection committed since.
+//! at a connection's first write transaction and again whenever `PRAGMA
+//! data_version` shows that another connection committed since.
 
 use std::collections::BTreeSet;
 
