@@ -45,6 +45,21 @@ impl Policy {
     }
 }
 
+/// How far ahead of the clock a Date may be and still count: clocks of
+/// senders drift.
+pub const CLOCK_SKEW_SECONDS: i64 = 3600;
+
+/// Whether a message is fresh enough to act on: its Date and the time it
+/// was fetched both within `fresh_hours` of `now` (DESIGN.md: a command
+/// older than the window is recorded, not answered; so a first sync of a
+/// mailbox with years of history, or an archive import, acts on
+/// nothing). A message with no Date is never fresh: its age is unknown.
+pub fn is_fresh(date: Option<i64>, fetched_at: i64, now: i64, fresh_hours: i64) -> bool {
+    let window = fresh_hours.max(0) * 3600;
+    let recent = |t: i64| t <= now + CLOCK_SKEW_SECONDS && now - t <= window;
+    date.is_some_and(recent) && recent(fetched_at)
+}
+
 /// Gives each attachment of a command mail the events its commands cause
 /// in that case; other decisions pass through unchanged.
 pub fn apply(m: &Incoming, decision: Decision, cases: &[CaseView], policy: &Policy, at: i64) -> Decision {
@@ -175,6 +190,27 @@ mod tests {
             let got: Vec<EventKind> = command_events(&m, &case(), &policy, 5).iter().map(|e| e.kind).collect();
             assert_eq!(&got, want, "{from}: {body}");
         }
+    }
+
+    #[test]
+    fn fresh_is_recent_by_date_and_by_fetch() {
+        let now = 1_000_000_000;
+        let h = 3600;
+        // (date, fetched, fresh)
+        let rows = [
+            (Some(now - h), now, true),
+            (Some(now - 47 * h), now - h, true),
+            (Some(now - 49 * h), now, false), // an old mail fetched now: a first sync of history
+            (Some(now - h), now - 49 * h, false), // fetched long ago, acted on then or never
+            (None, now, false),
+            (Some(now + 30 * 60), now, true), // a sender's clock a little fast
+            (Some(now + 3 * h), now, false),  // a Date in the future is not believed
+        ];
+        for (date, fetched, want) in rows {
+            assert_eq!(is_fresh(date, fetched, now, 48), want, "{date:?} {fetched}");
+        }
+        assert!(!is_fresh(Some(now), now - 1, now, 0));
+        assert!(is_fresh(Some(now), now, now, 0));
     }
 
     #[test]

@@ -11,6 +11,8 @@ pub mod act;
 pub mod classify;
 pub mod cli;
 pub mod commands;
+pub mod config;
+pub mod daemon;
 pub mod engine;
 pub mod mail;
 pub mod model;

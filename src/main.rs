@@ -16,10 +16,7 @@ fn main() {
             std::process::exit(if e.use_stderr() { 1 } else { 0 });
         }
     };
-    // Logs go to stderr, warnings and errors unless RUST_LOG says more.
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(filter).with_target(false).init();
+    lkpbot::cli::init_logging(&cli);
     if let Err(f) = lkpbot::cli::run(cli) {
         eprintln!("lkpbot: {}", lkpbot::cli::describe(&f.error));
         std::process::exit(f.code);

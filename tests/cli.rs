@@ -118,3 +118,75 @@ fn store_errors_say_their_cause_once() {
         assert_eq!(err.matches("file is not a database").count(), 1, "{err}");
     }
 }
+
+/// `config/example.toml` documents every key; it must parse and validate,
+/// and name every section of the contract.
+#[test]
+fn the_example_config_is_valid() {
+    let path = util::repo().join("config/example.toml");
+    let cfg = lkpbot::config::Config::load(&path).unwrap();
+    assert_eq!(cfg.sources.len(), 3);
+    assert!(cfg.smtp.is_some());
+    let text = std::fs::read_to_string(&path).unwrap();
+    for section in ["[store]", "[bot]", "[[sources]]", "[smtp]", "[outbox]", "[retest]", "[digest]", "[web]"] {
+        assert!(text.contains(section), "{section} is not documented");
+    }
+    let demo = lkpbot::config::Config::load(&util::repo().join("config/demo.toml")).unwrap();
+    assert!(demo.sources[0].path.as_ref().unwrap().exists(), "the demo's mailbox is not where it says");
+}
+
+/// A config error names the file and the key, and exits 1, whatever the
+/// command.
+#[test]
+fn config_errors_name_the_key_and_exit_1() {
+    let dir = tempfile::tempdir().unwrap();
+    for (text, key) in [
+        ("[store]\npaht = \"x.db\"\n", "paht"),
+        (
+            "[[sources]]\nkind = \"imap\"\nhost = \"imap.example.org\"\nuser = \"u\"\npassword = \"hunter2\"\n",
+            "sources[0].password",
+        ),
+        (
+            "[[sources]]\nkind = \"imap\"\nhost = \"imap.example.org\"\nuser = \"u\"\npassword_env = \"P\"\ntls = \"none\"\n",
+            "sources[0].tls",
+        ),
+    ] {
+        std::fs::write(dir.path().join("bad.toml"), text).unwrap();
+        for args in [&["--config", "bad.toml", "cases"][..], &["--config", "bad.toml", "run", "--once"][..]] {
+            let out = lkpbot(args, dir.path());
+            assert_eq!(out.status.code(), Some(1), "{args:?} with {text}");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains("bad.toml") && err.contains(key), "{err}");
+        }
+    }
+    // A secret the config names but the environment does not have.
+    std::fs::write(
+        dir.path().join("env.toml"),
+        "[[sources]]\nkind = \"imap\"\nhost = \"imap.example.org\"\nuser = \"u\"\npassword_env = \"LKPBOT_NOT_SET_ANYWHERE\"\n",
+    )
+    .unwrap();
+    let out = lkpbot(&["--config", "env.toml", "run", "--once"], dir.path());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("LKPBOT_NOT_SET_ANYWHERE is not set"));
+}
+
+/// The README's first command: `run --once` on the demo config follows
+/// the bundled mailbox with no server, and `cases` shows what it found.
+#[test]
+fn the_demo_runs_without_a_server() {
+    let dir = tempfile::tempdir().unwrap();
+    // The demo as shipped, in a copy of its folders (the store lands
+    // beside them).
+    std::fs::create_dir_all(dir.path().join("config")).unwrap();
+    std::fs::create_dir_all(dir.path().join("fixtures/demo")).unwrap();
+    std::fs::copy(util::repo().join("config/demo.toml"), dir.path().join("config/demo.toml")).unwrap();
+    std::fs::copy(util::fixtures().join("demo/lkp-sample.mbox"), dir.path().join("fixtures/demo/lkp-sample.mbox"))
+        .unwrap();
+    let out = lkpbot(&["--config", "config/demo.toml", "run", "--once"], dir.path());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(dir.path().join("lkpbot.db").exists());
+    let out = lkpbot(&["--config", "config/demo.toml", "cases", "--state", "all"], dir.path());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.lines().count() > 2, "{table}");
+}

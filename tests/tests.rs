@@ -10,6 +10,8 @@ mod classify;
 mod cli;
 /// The real archive `../shared/corpus/lkp-threads.mbox`.
 mod corpus;
+/// `lkpbot run` against a private Dovecot, and following local sources.
+mod daemon;
 /// Hostile input: messages over the size cap, huge lines, empty files,
 /// unreadable Maildir entries, 100,000 References.
 mod hostile;

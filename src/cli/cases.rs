@@ -9,20 +9,19 @@ use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::failure::Failure;
-use crate::classify::ClassifyConfig;
 use crate::engine::{Engine, IngestStats, Settings};
 use crate::store::{CaseFilter, Reader, Store, StoreError};
 use crate::thread::{CaseId, CaseState};
 use crate::view;
 
-fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
+pub(super) fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| Failure::runtime(anyhow::Error::new(e).context("cannot start the async runtime")))
 }
 
-async fn open(db: &Path) -> Result<Store, Failure> {
+pub(super) async fn open(db: &Path) -> Result<Store, Failure> {
     Store::open(db).await.map_err(|e| Failure::runtime(e.into()))
 }
 
@@ -35,7 +34,7 @@ async fn reader(db: &Path) -> Result<Reader, Failure> {
     })
 }
 
-fn write_stdout(text: &str) -> Result<(), Failure> {
+pub(super) fn write_stdout(text: &str) -> Result<(), Failure> {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
@@ -46,11 +45,17 @@ fn write_stdout(text: &str) -> Result<(), Failure> {
 }
 
 /// `lkpbot ingest PATH...`
-pub fn ingest(db: &Path, paths: &[PathBuf], stale_days: Option<i64>, now: i64) -> Result<(), Failure> {
+pub fn ingest(
+    db: &Path,
+    paths: &[PathBuf],
+    settings: Settings,
+    stale_days: Option<i64>,
+    now: i64,
+) -> Result<(), Failure> {
     let rt = runtime()?;
     let (stats, failed) = rt.block_on(async {
         let store = open(db).await?;
-        let mut engine = Engine::new(store, Settings::with_classify(ClassifyConfig::default()));
+        let mut engine = Engine::new(store, settings);
         let total: u64 = paths.iter().map(|p| crate::source::size_hint(p)).sum();
         let bar = progress_bar(total);
         let mut done_bytes = 0;

@@ -1,16 +1,23 @@
 //! Command-line interface: parses arguments, builds the parts, runs one
 //! command, and maps failures to exit codes (0 success, 1 usage or config
 //! error, 2 run-time failure). Data goes to stdout; logs, progress and
-//! errors to stderr. `classify` is the command without a store,
-//! `cases` the store-backed ones; `failure` the exit codes.
+//! errors to stderr. `classify` is the command without a store, `cases`
+//! the store-backed ones, `run` the daemon; `failure` the exit codes.
+//! The config file is read here, once, and its parts handed down.
 
 mod cases;
 mod classify;
 mod failure;
+mod run;
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, ValueEnum};
+
+use crate::act::Policy;
+use crate::classify::ClassifyConfig;
+use crate::config::Config;
+use crate::engine::Settings;
 
 pub use cases::summary;
 pub use failure::{Failure, describe};
@@ -28,8 +35,19 @@ pub struct Cli {
     /// Store path; overrides the config file.
     #[arg(long, global = true, env = "LKPBOT_DB")]
     pub db: Option<PathBuf>,
+    /// How logs are written to stderr.
+    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Human)]
+    pub log_format: LogFormat,
     #[command(subcommand)]
     pub command: Command,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    /// One readable line per event.
+    Human,
+    /// One JSON object per event.
+    Json,
 }
 
 #[derive(Debug, Subcommand)]
@@ -42,12 +60,20 @@ pub enum Command {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
     },
+    /// Follow every configured source (IMAP mailboxes, Maildirs, mbox
+    /// files) and keep the cases current, until SIGINT or SIGTERM.
+    Run {
+        /// One pass over every source, then exit.
+        #[arg(long)]
+        once: bool,
+    },
     /// Import mbox files, Maildirs or .eml files into the store, opening
     /// and following cases; history is recorded, not acted on.
     Ingest {
-        /// Days without activity after which an open case is stale (0: never).
-        #[arg(long, default_value_t = crate::thread::state::DEFAULT_STALE_DAYS)]
-        stale_days: i64,
+        /// Days without activity after which an open case is stale (0:
+        /// never); `[bot] stale_days` of the config, else 30.
+        #[arg(long)]
+        stale_days: Option<i64>,
         #[arg(required = true)]
         paths: Vec<PathBuf>,
     },
@@ -71,9 +97,6 @@ pub enum Command {
     },
 }
 
-/// The store used when neither `--db` nor a config names one.
-pub const DEFAULT_DB: &str = "lkpbot.db";
-
 /// The wall clock, read here at the edge and passed down as a value.
 fn now() -> i64 {
     std::time::SystemTime::now()
@@ -81,12 +104,51 @@ fn now() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
 }
 
+/// Logging to stderr: info for the daemon (a line per sync and per case
+/// event), warnings for the rest, unless `RUST_LOG` says otherwise.
+pub fn init_logging(cli: &Cli) {
+    let default = if matches!(cli.command, Command::Run { .. }) { "info" } else { "warn" };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let fmt = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(filter)
+        .with_target(false)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()));
+    match cli.log_format {
+        LogFormat::Human => fmt.init(),
+        LogFormat::Json => fmt.json().init(),
+    }
+}
+
+/// What the engine needs, from the config: the LKP team and the bot's
+/// own address for the classifier, who may do what for `act`.
+pub fn settings(cfg: &Config) -> Settings {
+    let mut classify = ClassifyConfig::default();
+    for a in &cfg.bot.lkp_team {
+        let a = a.to_lowercase();
+        if !classify.lkp_team.contains(&a) {
+            classify.lkp_team.push(a);
+        }
+    }
+    classify.bot_addresses.push(cfg.bot.address.to_lowercase());
+    let mut policy = Policy::from_classify(&classify);
+    policy.maintainers = cfg.bot.maintainers.iter().map(|a| a.to_lowercase()).collect();
+    Settings { classify, policy }
+}
+
 pub fn run(cli: Cli) -> Result<(), Failure> {
-    let db = cli.db.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_DB));
+    let cfg = match &cli.config {
+        Some(path) => Config::load(path).map_err(|e| Failure::usage(e.into()))?,
+        None => Config::default(),
+    };
+    let db = cli.db.clone().unwrap_or_else(|| cfg.store.path.clone());
     match cli.command {
         Command::Classify { json, paths } => classify::classify_paths(&paths, json),
+        Command::Run { once } => run::run(&cfg, cli.config.as_deref(), &db, once, now),
         Command::Ingest { stale_days, paths } => {
-            cases::ingest(&db, &paths, (stale_days > 0).then_some(stale_days), now())
+            let days = stale_days.unwrap_or(cfg.bot.stale_days);
+            cases::ingest(&db, &paths, settings(&cfg), (days > 0).then_some(days), now())
         }
         Command::Cases { json, state } => cases::list(&db, &state, json, now()),
         Command::Case { id, json } => cases::show(&db, id, json, now()),

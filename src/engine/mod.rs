@@ -35,10 +35,11 @@ use crate::act::Policy;
 use crate::classify::{ClassifyConfig, Kind};
 use crate::model::MessageId;
 use crate::source::SourceError;
+pub use crate::source::{Checkpoint, Envelope};
 use crate::store::{StaleSweep, Store, StoreError};
 use crate::thread::{CaseId, keys};
-pub use pipeline::{Checkpoint, Envelope, Messages, Opener, Progress, prepare};
 use pipeline::{Chunk, Item};
+pub use pipeline::{Messages, Opener, Progress, prepare};
 
 /// At most this many messages per transaction.
 pub const BATCH_MESSAGES: usize = 1024;

@@ -114,6 +114,21 @@ impl<R: BufRead> MboxReader<R> {
         }
     }
 
+    /// A reader of a file already read up to `offset` (a followed mbox):
+    /// offsets are reported from the start of the file.
+    pub fn starting_at(reader: R, path: PathBuf, offset: u64) -> Self {
+        let mut r = MboxReader::new(reader, path);
+        r.offset = offset;
+        r.next_start = offset;
+        r
+    }
+
+    /// Where reading would go on after the message returned last: the
+    /// start of the next message, or the end of the file.
+    pub fn resume_offset(&self) -> u64 {
+        if self.done { self.offset } else { self.next_start }
+    }
+
     /// Small limits, so tests can cut messages and split lines cheaply.
     #[cfg(test)]
     fn with_limits(mut self, max_message: usize, piece_bytes: usize) -> Self {

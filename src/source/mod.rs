@@ -3,6 +3,8 @@
 //! else, and hands out [`RawMessage`]s one at a time so memory stays flat
 //! however large the archive.
 
+pub mod follow;
+pub mod imap;
 pub mod maildir;
 pub mod mbox;
 
@@ -101,6 +103,38 @@ fn read_file(path: &Path) -> std::io::Result<RawMessage> {
         bytes.len() as u64
     };
     Ok(RawMessage { bytes, original_len, offset: None })
+}
+
+/// Where a source has got to, stored in the transaction that stores the
+/// messages up to there (an IMAP mailbox's UIDVALIDITY and UID, say).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Checkpoint {
+    /// Names the source: `imap://host/mailbox`, a file's path.
+    pub source: String,
+    pub token: String,
+}
+
+/// One message as a source hands it over.
+#[derive(Clone, Debug)]
+pub struct Envelope {
+    pub bytes: Vec<u8>,
+    /// Its size before the source cut it (equal to `bytes.len()` when not).
+    pub original_len: u64,
+    /// When it was fetched or read (seconds since the epoch): dates its
+    /// events when it has no Date.
+    pub fetched_at: i64,
+    /// Stored with this message's transaction, when given.
+    pub checkpoint: Option<Checkpoint>,
+    /// Byte offset in an mbox file, for progress.
+    pub offset: Option<u64>,
+}
+
+impl Envelope {
+    /// A message read at `fetched_at`, with nothing else to say.
+    pub fn new(bytes: Vec<u8>, fetched_at: i64) -> Envelope {
+        let original_len = bytes.len() as u64;
+        Envelope { bytes, original_len, fetched_at, checkpoint: None, offset: None }
+    }
 }
 
 /// The kinds of offline source.

@@ -1,0 +1,523 @@
+//! The configuration file (DESIGN.md, "Configuration"): one TOML file,
+//! its key names a contract that deployments and scripts write.
+//!
+//! Reading is strict: an unknown key is an error naming the key and the
+//! file (a typo must not silently fall back to a default), a secret is
+//! never written inline (`password_env` names an environment variable,
+//! `password_file` a file), and `tls = "none"` is refused for any host
+//! that is not loopback. With no file at all the embedded defaults apply:
+//! the store `lkpbot.db`, no source, dry-run delivery into `outbox/`.
+//! `config/example.toml` documents every key and its default; a test
+//! parses and validates it.
+//!
+//! Reading the file and the secrets it names is I/O; everything else here
+//! (defaults, validation) is plain data.
+
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read the config file {path}: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("config file {path}: {message}")]
+    Invalid { path: PathBuf, message: String },
+    #[error("config file {path}: {key}: {message}")]
+    Key { path: PathBuf, key: String, message: String },
+    #[error("config file {path}: {key}: cannot read the secret: {message}")]
+    Secret { path: PathBuf, key: String, message: String },
+}
+
+/// The whole file.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    pub store: StoreConfig,
+    pub bot: BotConfig,
+    pub sources: Vec<SourceConfig>,
+    pub smtp: Option<SmtpConfig>,
+    pub outbox: OutboxConfig,
+    pub retest: RetestConfig,
+    pub digest: DigestConfig,
+    pub web: WebConfig,
+}
+
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct StoreConfig {
+    /// The SQLite file.
+    pub path: PathBuf,
+}
+
+impl Default for StoreConfig {
+    fn default() -> Self {
+        StoreConfig { path: PathBuf::from("lkpbot.db") }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct BotConfig {
+    /// From of the bot's mail; mail from it is never answered.
+    pub address: String,
+    pub name: String,
+    /// Where every message is archived: the link is this and the id.
+    pub archive_url: String,
+    /// Older commands are recorded, not answered.
+    pub fresh_hours: i64,
+    /// Days without activity after which an open case is stale.
+    pub stale_days: i64,
+    /// Whose retest results and requests count as the LKP team's.
+    pub lkp_team: Vec<String>,
+    /// May resolve, mark invalid or duplicate any case.
+    pub maintainers: Vec<String>,
+}
+
+impl Default for BotConfig {
+    fn default() -> Self {
+        BotConfig {
+            address: "lkpbot@example.org".into(),
+            name: "lkpbot".into(),
+            archive_url: "https://lore.kernel.org/r/".into(),
+            fresh_hours: 48,
+            stale_days: 30,
+            lkp_team: vec!["lkp@intel.com".into()],
+            maintainers: Vec::new(),
+        }
+    }
+}
+
+/// What kind of source a `[[sources]]` entry is.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum SourceKind {
+    Imap,
+    Maildir,
+    Mbox,
+}
+
+/// How a connection is encrypted.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Tls {
+    /// TLS from the first byte (IMAPS on 993, SMTPS on 465).
+    Implicit,
+    /// Plain, then STARTTLS before anything else is said.
+    Starttls,
+    /// No encryption: loopback only.
+    None,
+}
+
+/// One `[[sources]]` entry. Which keys apply depends on `kind`; a key of
+/// another kind is an error, like an unknown one.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SourceConfig {
+    pub kind: SourceKind,
+    // imap
+    pub host: Option<String>,
+    pub port: Option<u16>,
+    pub tls: Option<Tls>,
+    pub user: Option<String>,
+    pub password_env: Option<String>,
+    pub password_file: Option<PathBuf>,
+    /// Only here to refuse it with a clear message.
+    pub password: Option<toml::Value>,
+    pub mailboxes: Option<Vec<String>>,
+    pub idle: Option<bool>,
+    /// A PEM file of certificate authorities to trust besides the
+    /// built-in roots (a private server's own CA).
+    pub ca_file: Option<PathBuf>,
+    // maildir | mbox
+    pub path: Option<PathBuf>,
+    // all
+    /// How often to look for new mail; with IMAP IDLE, the safety net.
+    pub poll_seconds: Option<u64>,
+    /// Messages fetched per round trip (IMAP).
+    pub batch: Option<usize>,
+}
+
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SmtpConfig {
+    pub host: String,
+    #[serde(default = "default_smtp_port")]
+    pub port: u16,
+    #[serde(default = "default_smtp_tls")]
+    pub tls: Tls,
+    pub user: Option<String>,
+    pub password_env: Option<String>,
+    pub password_file: Option<PathBuf>,
+    pub password: Option<toml::Value>,
+}
+
+fn default_smtp_port() -> u16 {
+    587
+}
+
+fn default_smtp_tls() -> Tls {
+    Tls::Starttls
+}
+
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct OutboxConfig {
+    /// Dry run: replies written here as `.eml` files.
+    pub dir: PathBuf,
+}
+
+impl Default for OutboxConfig {
+    fn default() -> Self {
+        OutboxConfig { dir: PathBuf::from("outbox") }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum RetestBackend {
+    Email,
+    Command,
+    None,
+}
+
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct RetestConfig {
+    pub backend: RetestBackend,
+    /// Backend `email`: where requests go.
+    pub to: String,
+    /// Backend `command`: run with the request as JSON on stdin.
+    pub command: Vec<String>,
+    pub timeout_seconds: u64,
+}
+
+impl Default for RetestConfig {
+    fn default() -> Self {
+        RetestConfig {
+            backend: RetestBackend::Email,
+            to: "lkp@intel.com".into(),
+            command: Vec::new(),
+            timeout_seconds: 600,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct DigestConfig {
+    pub weekday: String,
+    /// UTC.
+    pub hour: u8,
+    /// List addresses; subscribers come on top.
+    pub to: Vec<String>,
+}
+
+impl Default for DigestConfig {
+    fn default() -> Self {
+        DigestConfig { weekday: "monday".into(), hour: 8, to: Vec::new() }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct WebConfig {
+    pub listen: String,
+}
+
+impl Default for WebConfig {
+    fn default() -> Self {
+        WebConfig { listen: "127.0.0.1:8080".into() }
+    }
+}
+
+/// Seconds between looks for new mail when a source says nothing.
+pub const DEFAULT_POLL_SECONDS: u64 = 300;
+/// Messages fetched per IMAP round trip.
+pub const DEFAULT_BATCH: usize = 200;
+
+const WEEKDAYS: [&str; 7] = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"];
+
+impl Config {
+    /// Reads and validates a config file. Paths in it (a Maildir, a
+    /// secret file, the store) are taken relative to the file's folder.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text =
+            std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.to_path_buf(), source })?;
+        let mut cfg = Config::parse(&text, path)?;
+        if let Some(dir) = path.parent() {
+            cfg.resolve_paths(dir);
+        }
+        Ok(cfg)
+    }
+
+    /// Parses and validates config text; `path` names it in errors.
+    pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+        let cfg: Config = toml::from_str(text)
+            .map_err(|e| ConfigError::Invalid { path: path.to_path_buf(), message: one_line(&e.to_string()) })?;
+        cfg.validate(path)?;
+        Ok(cfg)
+    }
+
+    fn resolve_paths(&mut self, dir: &Path) {
+        let fix = |p: &mut PathBuf| {
+            if p.is_relative() && !dir.as_os_str().is_empty() {
+                *p = dir.join(&*p);
+            }
+        };
+        fix(&mut self.store.path);
+        fix(&mut self.outbox.dir);
+        for s in &mut self.sources {
+            for p in [&mut s.path, &mut s.password_file, &mut s.ca_file].into_iter().flatten() {
+                fix(p);
+            }
+        }
+        if let Some(s) = &mut self.smtp
+            && let Some(p) = &mut s.password_file
+        {
+            fix(p);
+        }
+    }
+
+    /// Checks what the types cannot: which keys go with which kind, no
+    /// inline secrets, no plain text off loopback, sane numbers.
+    pub fn validate(&self, path: &Path) -> Result<(), ConfigError> {
+        let bad = |key: String, message: &str| ConfigError::Key {
+            path: path.to_path_buf(),
+            key,
+            message: message.to_string(),
+        };
+        if self.bot.fresh_hours < 0 {
+            return Err(bad("bot.fresh_hours".into(), "must not be negative"));
+        }
+        if self.bot.stale_days < 0 {
+            return Err(bad("bot.stale_days".into(), "must not be negative"));
+        }
+        if !WEEKDAYS.contains(&self.digest.weekday.to_ascii_lowercase().as_str()) {
+            return Err(bad("digest.weekday".into(), "must be a day of the week (monday .. sunday)"));
+        }
+        if self.digest.hour > 23 {
+            return Err(bad("digest.hour".into(), "must be 0 to 23 (UTC)"));
+        }
+        if self.retest.backend == RetestBackend::Command && self.retest.command.is_empty() {
+            return Err(bad("retest.command".into(), "backend \"command\" needs the command to run"));
+        }
+        for (i, s) in self.sources.iter().enumerate() {
+            let key = |k: &str| format!("sources[{i}].{k}");
+            if s.password.is_some() {
+                return Err(bad(key("password"), "secrets never sit inline: use password_env or password_file"));
+            }
+            let imap_only = [
+                ("host", s.host.is_some()),
+                ("port", s.port.is_some()),
+                ("tls", s.tls.is_some()),
+                ("user", s.user.is_some()),
+                ("password_env", s.password_env.is_some()),
+                ("password_file", s.password_file.is_some()),
+                ("mailboxes", s.mailboxes.is_some()),
+                ("idle", s.idle.is_some()),
+                ("ca_file", s.ca_file.is_some()),
+                ("batch", s.batch.is_some()),
+            ];
+            match s.kind {
+                SourceKind::Imap => {
+                    if s.path.is_some() {
+                        return Err(bad(key("path"), "is for kind maildir or mbox, not imap"));
+                    }
+                    let host = s.host.as_deref().ok_or_else(|| bad(key("host"), "an imap source needs a host"))?;
+                    if s.user.is_none() {
+                        return Err(bad(key("user"), "an imap source needs a user"));
+                    }
+                    if s.password_env.is_none() == s.password_file.is_none() {
+                        return Err(bad(key("password_env"), "give exactly one of password_env and password_file"));
+                    }
+                    if s.tls() == Tls::None && !is_loopback(host) {
+                        return Err(bad(key("tls"), "\"none\" is only allowed for a loopback host"));
+                    }
+                    if s.mailboxes.as_ref().is_some_and(Vec::is_empty) {
+                        return Err(bad(key("mailboxes"), "must name at least one mailbox"));
+                    }
+                    if s.batch == Some(0) {
+                        return Err(bad(key("batch"), "must be at least 1"));
+                    }
+                }
+                SourceKind::Maildir | SourceKind::Mbox => {
+                    if let Some((k, _)) = imap_only.iter().find(|(_, set)| *set) {
+                        return Err(bad(key(k), "is for kind imap only"));
+                    }
+                    if s.path.is_none() {
+                        return Err(bad(key("path"), "a maildir or mbox source needs a path"));
+                    }
+                }
+            }
+            if s.poll_seconds == Some(0) {
+                return Err(bad(key("poll_seconds"), "must be at least 1"));
+            }
+        }
+        if let Some(s) = &self.smtp {
+            if s.password.is_some() {
+                return Err(bad("smtp.password".into(), "secrets never sit inline: use password_env or password_file"));
+            }
+            if s.password_env.is_some() && s.password_file.is_some() {
+                return Err(bad("smtp.password_env".into(), "give at most one of password_env and password_file"));
+            }
+            if s.tls == Tls::None && !is_loopback(&s.host) {
+                return Err(bad("smtp.tls".into(), "\"none\" is only allowed for a loopback host"));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl SourceConfig {
+    pub fn tls(&self) -> Tls {
+        self.tls.unwrap_or(Tls::Implicit)
+    }
+
+    /// The IMAP port: the `port` key, else the usual one for `tls`.
+    pub fn imap_port(&self) -> u16 {
+        self.port.unwrap_or(if self.tls() == Tls::Implicit { 993 } else { 143 })
+    }
+
+    pub fn mailboxes(&self) -> Vec<String> {
+        self.mailboxes.clone().unwrap_or_else(|| vec!["INBOX".into()])
+    }
+
+    pub fn poll_seconds(&self) -> u64 {
+        self.poll_seconds.unwrap_or(DEFAULT_POLL_SECONDS)
+    }
+
+    pub fn batch(&self) -> usize {
+        self.batch.unwrap_or(DEFAULT_BATCH)
+    }
+
+    /// The password, from the environment variable or file the config
+    /// names (never from the config itself).
+    pub fn password(&self, config_path: &Path, index: usize) -> Result<String, ConfigError> {
+        read_secret(
+            self.password_env.as_deref(),
+            self.password_file.as_deref(),
+            config_path,
+            &format!("sources[{index}]"),
+        )
+    }
+}
+
+impl SmtpConfig {
+    pub fn password(&self, config_path: &Path) -> Result<Option<String>, ConfigError> {
+        if self.password_env.is_none() && self.password_file.is_none() {
+            return Ok(None);
+        }
+        read_secret(self.password_env.as_deref(), self.password_file.as_deref(), config_path, "smtp").map(Some)
+    }
+}
+
+fn read_secret(
+    env: Option<&str>,
+    file: Option<&Path>,
+    config_path: &Path,
+    section: &str,
+) -> Result<String, ConfigError> {
+    let err = |key: &str, message: String| ConfigError::Secret {
+        path: config_path.to_path_buf(),
+        key: format!("{section}.{key}"),
+        message,
+    };
+    if let Some(var) = env {
+        return std::env::var(var).map_err(|_| err("password_env", format!("environment variable {var} is not set")));
+    }
+    if let Some(f) = file {
+        let text = std::fs::read_to_string(f).map_err(|e| err("password_file", format!("{}: {e}", f.display())))?;
+        // A trailing newline is the editor's, not the password's.
+        return Ok(text.trim_end_matches(['\n', '\r']).to_string());
+    }
+    Err(err("password_env", "no password_env or password_file".into()))
+}
+
+/// `localhost` or a loopback address.
+pub fn is_loopback(host: &str) -> bool {
+    let h = host.trim_start_matches('[').trim_end_matches(']');
+    h.eq_ignore_ascii_case("localhost") || h.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// toml's messages quote the offending line over several lines: keep
+/// them on one, as every other error is.
+fn one_line(s: &str) -> String {
+    s.split('\n').map(str::trim).filter(|l| !l.is_empty() && *l != "|").collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Config, ConfigError> {
+        Config::parse(text, Path::new("test.toml"))
+    }
+
+    #[test]
+    fn no_file_is_the_embedded_defaults() {
+        let c = parse("").unwrap();
+        assert_eq!(c, Config::default());
+        assert_eq!(c.store.path, PathBuf::from("lkpbot.db"));
+        assert!(c.sources.is_empty());
+        assert!(c.smtp.is_none());
+        assert_eq!(c.outbox.dir, PathBuf::from("outbox"));
+        assert_eq!(c.bot.fresh_hours, 48);
+    }
+
+    #[test]
+    fn unknown_keys_are_named() {
+        for (text, key) in [
+            ("[store]\npaht = \"x\"\n", "paht"),
+            ("[bot]\nfresh_hour = 3\n", "fresh_hour"),
+            ("[nonsense]\n", "nonsense"),
+            ("[[sources]]\nkind = \"maildir\"\npath = \"m\"\npoll = 3\n", "poll"),
+        ] {
+            let e = parse(text).unwrap_err().to_string();
+            assert!(e.contains(key) && e.contains("test.toml"), "{e}");
+        }
+    }
+
+    #[test]
+    fn rules_the_types_cannot_say() {
+        let imap = "[[sources]]\nkind = \"imap\"\nhost = \"imap.example.org\"\nuser = \"u\"\n";
+        for (text, key) in [
+            (format!("{imap}password = \"hunter2\"\n"), "sources[0].password"),
+            (format!("{imap}password_env = \"P\"\ntls = \"none\"\n"), "sources[0].tls"),
+            (imap.to_string(), "sources[0].password_env"),
+            (format!("{imap}password_env = \"P\"\npath = \"x\"\n"), "sources[0].path"),
+            ("[[sources]]\nkind = \"mbox\"\npath = \"a\"\nhost = \"h\"\n".into(), "sources[0].host"),
+            ("[[sources]]\nkind = \"maildir\"\n".into(), "sources[0].path"),
+            ("[smtp]\nhost = \"smtp.example.org\"\ntls = \"none\"\n".into(), "smtp.tls"),
+            ("[smtp]\nhost = \"h\"\npassword = \"x\"\n".into(), "smtp.password"),
+            ("[digest]\nweekday = \"caturday\"\n".into(), "digest.weekday"),
+        ] {
+            let e = parse(&text).unwrap_err().to_string();
+            assert!(e.contains(key), "{text}: {e}");
+        }
+        let ok = parse(&format!("{imap}password_env = \"P\"\n")).unwrap();
+        assert_eq!(ok.sources[0].tls(), Tls::Implicit);
+        assert_eq!(ok.sources[0].imap_port(), 993);
+        assert_eq!(ok.sources[0].mailboxes(), ["INBOX"]);
+        let local = parse(
+            "[[sources]]\nkind = \"imap\"\nhost = \"127.0.0.1\"\nuser = \"u\"\npassword_env = \"P\"\ntls = \"none\"\n",
+        )
+        .unwrap();
+        assert_eq!(local.sources[0].imap_port(), 143);
+    }
+
+    #[test]
+    fn loopback_hosts() {
+        for h in ["localhost", "127.0.0.1", "127.8.9.1", "::1", "[::1]"] {
+            assert!(is_loopback(h), "{h}");
+        }
+        for h in ["example.org", "10.0.0.1", "localhost.example.org"] {
+            assert!(!is_loopback(h), "{h}");
+        }
+    }
+}

@@ -1,0 +1,394 @@
+//! `lkpbot run`: every configured source followed, forever (or once),
+//! through the one engine `ingest` uses.
+//!
+//! Each source is a task of its own: an IMAP mailbox (its own connection,
+//! IDLE when the server offers it and the config allows, `poll_seconds`
+//! as fallback and safety net), a Maildir or an mbox (looked at every
+//! `poll_seconds`). A task asks the engine where its source has got to
+//! (the checkpoint stored with the last message it stored), reads what is
+//! new, and hands it over in batches; the engine task stores each batch in
+//! one transaction, its checkpoints with it, before the task reads more.
+//! So a crash at any instant loses nothing (what was not committed is
+//! read again) and doubles nothing (messages are idempotent by
+//! Message-ID).
+//!
+//! A source that fails (a bad password, a server down, a connection
+//! dropped mid-fetch) is logged and retried with exponential backoff; the
+//! others go on. On SIGINT or SIGTERM the engine finishes the batch in
+//! hand and the run ends cleanly. With `once`, every source makes one
+//! pass and the run ends; a source that could not be read then fails the
+//! run, naming it and why.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use tokio::sync::{mpsc, oneshot, watch};
+
+use crate::config::{Config, SourceConfig, SourceKind};
+use crate::engine::{Engine, Envelope, IngestStats, Messages, Opener};
+use crate::source::{SourceError, follow, imap};
+use crate::store::StoreError;
+
+/// The wall clock, as the caller reads it: seconds since the epoch.
+pub type Clock = fn() -> i64;
+
+/// The first wait after a failure; it doubles up to [`MAX_BACKOFF`].
+const FIRST_BACKOFF: Duration = Duration::from_secs(1);
+const MAX_BACKOFF: Duration = Duration::from_secs(300);
+/// RFC 2177: a client should renew IDLE before 29 minutes.
+const MAX_IDLE: Duration = Duration::from_secs(29 * 60);
+/// How often the daemon marks stale cases.
+const SWEEP_EVERY: Duration = Duration::from_secs(3600);
+
+/// A source as the run knows it.
+#[derive(Clone, Debug)]
+pub struct SourceSpec {
+    /// How it is named in logs, errors and checkpoints.
+    pub name: String,
+    pub kind: SpecKind,
+    pub poll: Duration,
+}
+
+#[derive(Clone, Debug)]
+pub enum SpecKind {
+    Imap { account: imap::Account, mailbox: String, idle: bool, batch: usize },
+    Maildir { path: PathBuf },
+    Mbox { path: PathBuf },
+}
+
+/// A source that could not be read in a `once` run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SourceFailure {
+    pub source: String,
+    pub error: String,
+}
+
+/// The sources of a config, one per IMAP mailbox; secrets are read here.
+pub fn sources(cfg: &Config, config_path: &std::path::Path) -> Result<Vec<SourceSpec>, crate::config::ConfigError> {
+    let mut out = Vec::new();
+    for (i, s) in cfg.sources.iter().enumerate() {
+        let poll = Duration::from_secs(s.poll_seconds());
+        match s.kind {
+            SourceKind::Imap => {
+                let account = imap_account(s, config_path, i)?;
+                for mailbox in s.mailboxes() {
+                    out.push(SourceSpec {
+                        name: account.source_name(&mailbox),
+                        kind: SpecKind::Imap {
+                            account: account.clone(),
+                            mailbox,
+                            idle: s.idle.unwrap_or(true),
+                            batch: s.batch(),
+                        },
+                        poll,
+                    });
+                }
+            }
+            SourceKind::Maildir | SourceKind::Mbox => {
+                let path = s.path.clone().unwrap_or_default();
+                let abs = std::path::absolute(&path).unwrap_or_else(|_| path.clone());
+                let (name, kind) = if s.kind == SourceKind::Maildir {
+                    (format!("maildir:{}", abs.display()), SpecKind::Maildir { path })
+                } else {
+                    (format!("mbox:{}", abs.display()), SpecKind::Mbox { path })
+                };
+                out.push(SourceSpec { name, kind, poll });
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn imap_account(
+    s: &SourceConfig,
+    config_path: &std::path::Path,
+    i: usize,
+) -> Result<imap::Account, crate::config::ConfigError> {
+    Ok(imap::Account {
+        host: s.host.clone().unwrap_or_default(),
+        port: s.imap_port(),
+        tls: s.tls(),
+        user: s.user.clone().unwrap_or_default(),
+        password: s.password(config_path, i)?,
+        ca_file: s.ca_file.clone(),
+    })
+}
+
+/// What a source task asks of the engine task.
+enum Job {
+    /// Where a source has got to.
+    Checkpoint { source: String, reply: oneshot::Sender<Result<Option<String>, String>> },
+    /// Store these messages (one transaction, their checkpoints with them).
+    Store { envelopes: Vec<Envelope>, reply: oneshot::Sender<Result<(), String>> },
+    /// Store what this opener yields (a local source's new messages).
+    Drain { open: Opener, reply: oneshot::Sender<Result<Vec<SourceError>, String>> },
+}
+
+/// A source task's way to the engine.
+#[derive(Clone)]
+struct EngineHandle(mpsc::Sender<Job>);
+
+impl EngineHandle {
+    async fn checkpoint(&self, source: &str) -> Result<Option<String>, String> {
+        let (reply, rx) = oneshot::channel();
+        self.0.send(Job::Checkpoint { source: source.to_string(), reply }).await.map_err(|_| stopped())?;
+        rx.await.map_err(|_| stopped())?
+    }
+
+    async fn store(&self, envelopes: Vec<Envelope>) -> Result<(), String> {
+        let (reply, rx) = oneshot::channel();
+        self.0.send(Job::Store { envelopes, reply }).await.map_err(|_| stopped())?;
+        rx.await.map_err(|_| stopped())?
+    }
+
+    async fn drain(&self, open: Opener) -> Result<Vec<SourceError>, String> {
+        let (reply, rx) = oneshot::channel();
+        self.0.send(Job::Drain { open, reply }).await.map_err(|_| stopped())?;
+        rx.await.map_err(|_| stopped())?
+    }
+}
+
+fn stopped() -> String {
+    "the run is stopping".into()
+}
+
+/// Turns true when the run should stop.
+#[derive(Clone)]
+pub struct Shutdown(watch::Receiver<bool>);
+
+impl Shutdown {
+    pub fn new() -> (watch::Sender<bool>, Shutdown) {
+        let (tx, rx) = watch::channel(false);
+        (tx, Shutdown(rx))
+    }
+
+    pub fn is_set(&self) -> bool {
+        *self.0.borrow()
+    }
+
+    /// Returns when the run should stop.
+    pub async fn wait(&mut self) {
+        while !*self.0.borrow_and_update() {
+            if self.0.changed().await.is_err() {
+                // The sender is gone: nobody can ask to stop any more.
+                std::future::pending::<()>().await;
+            }
+        }
+    }
+}
+
+/// What a run did.
+#[derive(Clone, Debug, Default)]
+pub struct RunReport {
+    pub stats: IngestStats,
+    pub failures: Vec<SourceFailure>,
+}
+
+/// Runs every source through `engine` until `shutdown` (or, with `once`,
+/// until each has made one pass).
+pub async fn run(
+    mut engine: Engine,
+    sources: Vec<SourceSpec>,
+    stale_days: i64,
+    once: bool,
+    clock: Clock,
+    shutdown: Shutdown,
+) -> Result<(RunReport, Engine), StoreError> {
+    let (tx, mut rx) = mpsc::channel::<Job>(4);
+    let handle = EngineHandle(tx);
+    let mut tasks = tokio::task::JoinSet::new();
+    for spec in sources {
+        let h = handle.clone();
+        let sd = shutdown.clone();
+        tasks.spawn(async move {
+            let name = spec.name.clone();
+            follow_source(spec, h, once, clock, sd).await.map_err(|error| SourceFailure { source: name, error })
+        });
+    }
+    drop(handle);
+    let mut report = RunReport::default();
+    let mut stop = shutdown.clone();
+    let mut last_sweep = Instant::now();
+    loop {
+        let job = tokio::select! {
+            job = rx.recv() => job,
+            _ = stop.wait() => None,
+        };
+        let Some(job) = job else { break };
+        // A store that fails fails the run: the source hears why, and
+        // the error ends the run.
+        match job {
+            Job::Checkpoint { source, reply } => match engine.store().checkpoint(&source).await {
+                Ok(c) => {
+                    let _ = reply.send(Ok(c));
+                }
+                Err(e) => {
+                    let _ = reply.send(Err(e.to_string()));
+                    return Err(e);
+                }
+            },
+            Job::Store { envelopes, reply } => match store_batch(&mut engine, envelopes).await {
+                Ok(()) => {
+                    let _ = reply.send(Ok(()));
+                }
+                Err(e) => {
+                    let _ = reply.send(Err(e.to_string()));
+                    return Err(e);
+                }
+            },
+            Job::Drain { open, reply } => match engine.ingest(open, &mut |_| {}).await {
+                Ok(errors) => {
+                    let _ = reply.send(Ok(errors));
+                }
+                Err(e) => {
+                    let _ = reply.send(Err(e.to_string()));
+                    return Err(e);
+                }
+            },
+        }
+        add(&mut report.stats, &engine.finish().await?);
+        if stale_days > 0 && !once && last_sweep.elapsed() >= SWEEP_EVERY {
+            engine.sweep_stale(clock(), stale_days).await?;
+            last_sweep = Instant::now();
+        }
+    }
+    drop(rx);
+    while let Some(r) = tasks.join_next().await {
+        match r {
+            Ok(Err(f)) => report.failures.push(f),
+            Ok(Ok(())) => {}
+            Err(e) => report.failures.push(SourceFailure { source: "?".into(), error: e.to_string() }),
+        }
+    }
+    add(&mut report.stats, &engine.finish().await?);
+    if stale_days > 0 {
+        engine.sweep_stale(clock(), stale_days).await?;
+    }
+    Ok((report, engine))
+}
+
+/// Stores one batch in one transaction; large batches are parsed on the
+/// engine's worker threads.
+async fn store_batch(engine: &mut Engine, envelopes: Vec<Envelope>) -> Result<(), StoreError> {
+    let n = envelopes.len();
+    let open: Opener = Box::new(move || Ok(Box::new(envelopes.into_iter().map(Ok)) as Messages));
+    engine.ingest(open, &mut |_| {}).await?;
+    tracing::debug!(messages = n, "batch stored");
+    Ok(())
+}
+
+fn add(total: &mut IngestStats, s: &IngestStats) {
+    total.read += s.read;
+    total.new += s.new;
+    total.duplicates += s.duplicates;
+    total.reports += s.reports;
+    total.build_summaries += s.build_summaries;
+    total.cases_opened += s.cases_opened;
+    total.attached += s.attached;
+    total.problems += s.problems;
+    total.unreadable_sources += s.unreadable_sources;
+    total.unreadable_messages += s.unreadable_messages;
+}
+
+/// One source, forever: passes over what is new, a wait between them,
+/// and backoff after failures. With `once`, one pass; its failure is the
+/// task's.
+async fn follow_source(
+    spec: SourceSpec,
+    engine: EngineHandle,
+    once: bool,
+    clock: Clock,
+    mut shutdown: Shutdown,
+) -> Result<(), String> {
+    let mut backoff = FIRST_BACKOFF;
+    loop {
+        let r = tokio::select! {
+            r = source_session(&spec, &engine, once, clock) => r,
+            _ = shutdown.wait() => return Ok(()),
+        };
+        match r {
+            Ok(()) => return Ok(()),
+            // Stopping is not the source's failure.
+            Err(_) if shutdown.is_set() => return Ok(()),
+            Err(e) if once => return Err(e),
+            Err(e) => {
+                tracing::warn!(source = %spec.name, error = %e, retry_in = ?backoff, "source failed; retrying");
+                tokio::select! {
+                    _ = tokio::time::sleep(backoff) => {}
+                    _ = shutdown.wait() => return Ok(()),
+                }
+                backoff = (backoff * 2).min(MAX_BACKOFF);
+            }
+        }
+    }
+}
+
+/// One connection's worth of a source: passes until an error (which ends
+/// it) or, with `once`, after the first pass.
+async fn source_session(spec: &SourceSpec, engine: &EngineHandle, once: bool, clock: Clock) -> Result<(), String> {
+    match &spec.kind {
+        SpecKind::Imap { account, mailbox, idle, batch } => {
+            let mut session = imap::connect(account).await.map_err(|e| e.to_string())?;
+            let use_idle = *idle && imap::has_idle(&mut session).await.map_err(|e| e.to_string())?;
+            loop {
+                let started = Instant::now();
+                let after = engine.checkpoint(&spec.name).await?;
+                let synced =
+                    imap::sync_mailbox(&mut session, account, mailbox, after.as_deref(), *batch, clock, |envs| {
+                        let engine = engine.clone();
+                        async move { engine.store(envs).await }
+                    })
+                    .await
+                    .map_err(|e| e.to_string())?;
+                tracing::info!(
+                    source = %spec.name,
+                    messages = synced.messages,
+                    full = synced.full,
+                    seconds = started.elapsed().as_secs_f64(),
+                    "synced"
+                );
+                if once {
+                    let _ = session.logout().await;
+                    return Ok(());
+                }
+                if use_idle {
+                    let (s, woken) = imap::idle(session, spec.poll.min(MAX_IDLE)).await.map_err(|e| e.to_string())?;
+                    session = s;
+                    tracing::debug!(source = %spec.name, ?woken, "idle ended");
+                } else {
+                    tokio::time::sleep(spec.poll).await;
+                    session.noop().await.map_err(|e| format!("NOOP: {e}"))?;
+                }
+            }
+        }
+        SpecKind::Maildir { path } | SpecKind::Mbox { path } => loop {
+            let started = Instant::now();
+            let after = engine.checkpoint(&spec.name).await?;
+            let (path, name, maildir) =
+                (path.clone(), spec.name.clone(), matches!(spec.kind, SpecKind::Maildir { .. }));
+            let fetched_at = clock();
+            let open: Opener = Box::new(move || {
+                let it: Messages = if maildir {
+                    Box::new(follow::maildir_after(&path, &name, after.as_deref(), fetched_at)?)
+                } else {
+                    let settle = (!once).then_some(fetched_at);
+                    Box::new(follow::mbox_after(&path, &name, after.as_deref(), fetched_at, settle)?)
+                };
+                Ok(it)
+            });
+            let errors = engine.drain(open).await?;
+            let fatal = errors.iter().find(|e| e.is_fatal()).map(|e| e.to_string());
+            for e in errors.iter().filter(|e| !e.is_fatal()) {
+                tracing::warn!(source = %spec.name, error = %e, "cannot read a message");
+            }
+            if let Some(e) = fatal {
+                return Err(e);
+            }
+            tracing::info!(source = %spec.name, seconds = started.elapsed().as_secs_f64(), "synced");
+            if once {
+                return Ok(());
+            }
+            tokio::time::sleep(spec.poll).await;
+        },
+    }
+}

@@ -1,0 +1,165 @@
+//! A private Dovecot (IMAP) for one test, on 127.0.0.1 and a free port,
+//! in a temp dir, from the recipe in `../shared/docs/STACK.md`: started
+//! in the foreground as a child, killed (SIGKILL) when dropped. Users
+//! `bot` (password `botpass`) and `alice` (`alicepass`).
+//!
+//! When `dovecot` is not installed the tests that need it skip, unless
+//! `LKPBOT_REQUIRE_SERVERS` is set (CI sets it): then they fail.
+
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub struct Dovecot {
+    pub dir: tempfile::TempDir,
+    pub imap_port: u16,
+    child: Option<Child>,
+}
+
+/// A port nothing listens on now.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// Whether a server is there; `None` means the test should skip (and it
+/// has said so), a missing server under `LKPBOT_REQUIRE_SERVERS` panics.
+pub fn have(program: &str) -> bool {
+    let found =
+        Command::new("sh").args(["-c", &format!("command -v {program}")]).output().is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            std::env::var_os("LKPBOT_REQUIRE_SERVERS").is_none(),
+            "{program} is not installed, and LKPBOT_REQUIRE_SERVERS says the tests need it"
+        );
+        eprintln!("skipping: {program} is not installed (with LKPBOT_REQUIRE_SERVERS set this fails)");
+    }
+    found
+}
+
+impl Dovecot {
+    /// A fresh server, ready to accept connections; `None` if there is no
+    /// dovecot here (see [`have`]).
+    pub fn start() -> Option<Dovecot> {
+        if !have("dovecot") {
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let mut d = Dovecot { dir, imap_port: free_port(), child: None };
+        d.write_config();
+        d.launch();
+        Some(d)
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn config(&self) -> PathBuf {
+        self.path().join("dovecot.conf")
+    }
+
+    fn write_config(&self) {
+        let d = self.path();
+        for sub in ["run", "state", "mail"] {
+            std::fs::create_dir_all(d.join(sub)).unwrap();
+        }
+        // Auth runs as dovecot, mail as nobody: both must reach the files.
+        run("chmod", &["755", d.to_str().unwrap()]);
+        run("chown", &["nobody:nogroup", d.join("mail").to_str().unwrap()]);
+        std::fs::write(d.join("users"), "bot:{PLAIN}botpass::::\nalice:{PLAIN}alicepass::::\n").unwrap();
+        let lmtp = free_port();
+        let conf = format!(
+            "base_dir = {d}/run\nstate_dir = {d}/state\ninstance_name = dovecot-test-{imap}\nlog_path = {d}/dovecot.log\n\
+             protocols = imap lmtp\nlisten = 127.0.0.1\nssl = no\ndisable_plaintext_auth = no\nauth_mechanisms = plain login\n\
+             mail_location = maildir:{d}/mail/%n\n\
+             passdb {{\n  driver = passwd-file\n  args = scheme=PLAIN username_format=%n {d}/users\n}}\n\
+             userdb {{\n  driver = static\n  args = uid=nobody gid=nogroup home={d}/mail/%n\n}}\n\
+             service imap-login {{\n  inet_listener imap {{\n    address = 127.0.0.1\n    port = {imap}\n  }}\n  inet_listener imaps {{\n    port = 0\n  }}\n}}\n\
+             service lmtp {{\n  inet_listener lmtp {{\n    address = 127.0.0.1\n    port = {lmtp}\n  }}\n}}\n",
+            d = d.display(),
+            imap = self.imap_port,
+        );
+        std::fs::write(self.config(), conf).unwrap();
+    }
+
+    fn launch(&mut self) {
+        // A process group of its own, so a kill takes every worker with
+        // the master, as a crash of the machine's server would.
+        let child = Command::new("dovecot")
+            .args(["-F", "-c", self.config().to_str().unwrap()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while TcpStream::connect(("127.0.0.1", self.imap_port)).is_err() {
+            assert!(Instant::now() < deadline, "dovecot did not start: {}", self.log());
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Kills the server and every connection it serves (as a crash
+    /// would); the port is free again after.
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = Command::new("kill").args(["-KILL", "--", &format!("-{}", c.id())]).status();
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        // Its workers notice the master is gone and exit; wait for the port.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while TcpStream::connect(("127.0.0.1", self.imap_port)).is_ok() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Starts the server again on the same port, with the same mail.
+    pub fn restart(&mut self) {
+        self.kill();
+        self.launch();
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.path().join("dovecot.log")).unwrap_or_default()
+    }
+
+    /// `doveadm ARGS` against this instance.
+    pub fn doveadm(&self, args: &[&str]) -> String {
+        let out = Command::new("doveadm").arg("-c").arg(self.config()).args(args).output().unwrap();
+        assert!(out.status.success(), "doveadm {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Appends messages to `user`'s INBOX over IMAP, in order.
+    pub fn append(&self, user: &str, msgs: &[Vec<u8>]) {
+        let port = self.imap_port;
+        let user = user.to_string();
+        let msgs = msgs.to_vec();
+        crate::thread::block_on(async move {
+            let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+            let mut client = async_imap::Client::new(tcp);
+            client.read_response().await.unwrap();
+            let password = format!("{user}pass");
+            let mut session = client.login(&user, &password).await.map_err(|(e, _)| e).unwrap();
+            for m in &msgs {
+                session.append("INBOX", None, None, m).await.unwrap();
+            }
+            session.logout().await.unwrap();
+        });
+    }
+}
+
+impl Drop for Dovecot {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn run(program: &str, args: &[&str]) {
+    let st = Command::new(program).args(args).status().unwrap();
+    assert!(st.success(), "{program} {args:?}");
+}
