@@ -103,6 +103,17 @@ fn wait_for(what: &str, limit: Duration, mut done: impl FnMut() -> bool) -> Dura
     start.elapsed()
 }
 
+/// Starts the bot in the background, its log going to a file beside the
+/// config (a pipe nobody reads would fill, and stop the bot).
+fn spawn_bot(cfg: &Path, args: &[&str]) -> Child {
+    let log = std::fs::File::create(cfg.with_file_name("bot.log")).unwrap();
+    lkpbot(cfg, args, "botpass").stdout(Stdio::null()).stderr(log).spawn().unwrap()
+}
+
+fn bot_log(cfg: &Path) -> String {
+    std::fs::read_to_string(cfg.with_file_name("bot.log")).unwrap_or_default()
+}
+
 fn stop(mut child: Child) -> Output {
     // SIGTERM: the clean way a service manager stops the bot.
     let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
@@ -190,7 +201,7 @@ fn idle_wakes_the_bot_for_new_mail() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(dir.path(), &d, "poll_seconds = 3600\nidle = true\n");
     let store = dir.path().join("store.db");
-    let child = lkpbot(&cfg, &["run"], "botpass").stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let child = spawn_bot(&cfg, &["run"]);
     wait_for("the first sync", Duration::from_secs(20), || {
         checkpoint(&store, d.imap_port).is_some_and(|c| c.ends_with(":2"))
     });
@@ -207,7 +218,7 @@ fn idle_wakes_the_bot_for_new_mail() {
         latencies.push(start.elapsed());
     }
     let out = stop(child);
-    assert!(out.status.success(), "SIGTERM: {:?} {}", out.status, String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "SIGTERM: {:?} {}", out.status, bot_log(&cfg));
     latencies.sort();
     let median = latencies[latencies.len() / 2];
     println!("IDLE append-to-stored latency: median {median:?} (of {}: {latencies:?})", latencies.len());
@@ -254,7 +265,7 @@ fn long_sync(args: &[&str], extra: &str) -> Option<LongSync> {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(dir.path(), &d, &format!("batch = 2\n{extra}"));
     let store = dir.path().join("store.db");
-    let child = lkpbot(&cfg, args, "botpass").stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let child = spawn_bot(&cfg, args);
     wait_for("a first batch", Duration::from_secs(20), || checkpoint(&store, d.imap_port).is_some());
     Some(LongSync { d, msgs, dir, cfg, store, child })
 }
@@ -271,7 +282,7 @@ fn check_all_stored_once(msgs: &[Vec<u8>], store: &Path) {
 /// reconnects (with backoff) and every message is stored once.
 #[test]
 fn the_server_killed_mid_sync() {
-    let Some(LongSync { mut d, msgs, dir: _dir, store, child, .. }) = long_sync(&["run"], "poll_seconds = 3600\n")
+    let Some(LongSync { mut d, msgs, dir: _dir, cfg, store, child }) = long_sync(&["run"], "poll_seconds = 3600\n")
     else {
         return;
     };
@@ -284,7 +295,7 @@ fn the_server_killed_mid_sync() {
     });
     let out = stop(child);
     assert!(out.status.success());
-    let log = String::from_utf8_lossy(&out.stderr);
+    let log = bot_log(&cfg);
     assert!(log.contains("retrying"), "no retry in the log: {log}");
     check_all_stored_once(&msgs, &store);
 }
@@ -378,4 +389,64 @@ fn local_sources_pick_up_what_arrives() {
     if let Some(diff) = first_difference(&ingested(&msgs), &cases_of(&dir.path().join("s.db"))) {
         panic!("{diff}");
     }
+}
+
+/// TLS from the first byte, and STARTTLS, against a server whose
+/// certificate a CA of its own signed (`ca_file`); without that CA the
+/// certificate is refused, and the run says so.
+#[test]
+fn implicit_tls_and_starttls() {
+    let Some(d) = Dovecot::start_with_tls() else { return };
+    let (imaps, ca) = d.tls.clone().unwrap();
+    let msgs = messages(5);
+    d.append("bot", &msgs);
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, tls: &str, port: u16, ca: Option<&Path>| {
+        let path = dir.path().join(name);
+        let ca = ca.map_or(String::new(), |c| format!("ca_file = \"{}\"\n", c.display()));
+        std::fs::write(
+            &path,
+            format!(
+                "[store]\npath = \"{name}.db\"\n[[sources]]\nkind = \"imap\"\nhost = \"127.0.0.1\"\nport = {port}\n\
+                 tls = \"{tls}\"\nuser = \"bot\"\npassword_env = \"{PASSWORD_ENV}\"\n{ca}"
+            ),
+        )
+        .unwrap();
+        path
+    };
+    for (name, tls, port) in [("implicit", "implicit", imaps), ("starttls", "starttls", d.imap_port)] {
+        let out = run_once(&write(name, tls, port, Some(&ca)));
+        assert_eq!(summary_field(&out, "new"), msgs.len() as u64, "{name}");
+    }
+    let out = lkpbot(&write("untrusted", "implicit", imaps, None), &["run", "--once"], "botpass").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("TLS with 127.0.0.1") && err.contains("certificate"), "{err}");
+}
+
+/// `--log-format json`: every log line is one JSON object; a sync and a
+/// case opened are among them, with their fields.
+#[test]
+fn logs_as_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let mbox = util::fixtures().join("threads/retest-fixup.mbox");
+    let cfg = dir.path().join("lkpbot.toml");
+    std::fs::write(&cfg, format!("[[sources]]\nkind = \"mbox\"\npath = \"{}\"\n", mbox.display())).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_lkpbot"))
+        .args(["--config", cfg.to_str().unwrap(), "--db", dir.path().join("j.db").to_str().unwrap()])
+        .args(["--log-format", "json", "run", "--once"])
+        .env_remove("RUST_LOG")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    let find = |msg: &str| lines.iter().find(|v| v["fields"]["message"] == msg).cloned();
+    let synced = find("synced").expect("a sync line");
+    assert!(synced["fields"]["source"].as_str().unwrap().starts_with("mbox:"));
+    let opened = find("case opened").expect("a case line");
+    assert_eq!(opened["fields"]["metric"], "fio.write_iops");
+    assert!(find("case event").is_some(), "{lines:?}");
 }

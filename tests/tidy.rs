@@ -70,10 +70,12 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("classify", &["commands", "mail", "model", "text"]),
     ("thread", &["classify", "mail", "model"]),
     ("act", &["thread", "classify", "commands", "mail", "model"]),
-    ("source", &["model"]),
+    ("config", &[]),
+    ("source", &["model", "config"]),
     ("store", &["thread", "classify", "model"]),
     ("view", &["store", "thread", "classify", "model"]),
     ("engine", &["source", "store", "act", "thread", "classify", "mail", "model"]),
+    ("daemon", &["engine", "source", "store", "config", "model"]),
 ];
 
 /// The top-level module a source file belongs to.
@@ -191,4 +193,19 @@ fn sibling_files_do_not_import_each_other_in_a_circle() {
     cycles.sort();
     cycles.dedup();
     assert!(cycles.is_empty(), "files that import each other:\n{}", cycles.join("\n"));
+}
+
+/// Only `source/imap.rs` speaks IMAP (ARCHITECTURE.md, "Invariants").
+#[test]
+fn only_the_imap_source_speaks_imap() {
+    let src = util::repo().join("src");
+    let mut bad = Vec::new();
+    for f in util::files_with_suffix(&src, ".rs") {
+        let rel = f.strip_prefix(&src).unwrap().to_string_lossy().replace('\\', "/");
+        let text = std::fs::read_to_string(&f).unwrap();
+        if rel != "source/imap.rs" && text.contains("async_imap") {
+            bad.push(rel);
+        }
+    }
+    assert!(bad.is_empty(), "IMAP outside source/imap.rs: {bad:?}");
 }

@@ -203,7 +203,9 @@ impl<'a, 't> Threader<'a, 't> {
         let views: Vec<CaseView> =
             [&c.by_reference, &c.by_link, &c.by_subject, &c.by_commit].into_iter().flatten().cloned().collect();
         let decision = act::apply(inc, decision, &views, &self.settings.policy, inc.at(fetched_at));
-        self.apply(inc, own, decision, &unsettled).await
+        let metrics: HashMap<CaseId, String> =
+            views.iter().filter_map(|v| Some((v.id, v.facts.metric.clone().or(v.facts.signature.clone())?))).collect();
+        self.apply(inc, own, decision, &unsettled, &metrics).await
     }
 
     /// Looks up the cases a message's keys name.
@@ -233,6 +235,7 @@ impl<'a, 't> Threader<'a, 't> {
         own: Option<CaseView>,
         decision: Decision,
         unsettled: &[&MessageId],
+        metrics: &HashMap<CaseId, String>,
     ) -> Result<bool, StoreError> {
         let id = &inc.message_id;
         let before: Vec<(CaseId, Strategy)> = self.tx.memberships(id).await?;
@@ -290,6 +293,10 @@ impl<'a, 't> Threader<'a, 't> {
             }
             if self.tx.put_events(*case, Some(id), &att.events).await? || had.is_none() {
                 replay.insert(*case);
+                for e in &att.events {
+                    let metric = metrics.get(case).map_or("", String::as_str);
+                    tracing::info!(case = case.0, event = e.kind.as_str(), metric, message_id = %id, "case event");
+                }
             }
         }
         for case in &replay {

@@ -27,6 +27,16 @@ use crate::config::Tls;
 
 /// How long connecting, TLS and login may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long one command (a SELECT, a SEARCH, a batch's FETCH) may take: a
+/// connection that died without a word would otherwise be waited on for
+/// ever.
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(300);
+
+async fn bounded<T>(what: &str, f: impl std::future::Future<Output = Result<T, ImapError>>) -> Result<T, ImapError> {
+    tokio::time::timeout(COMMAND_TIMEOUT, f)
+        .await
+        .map_err(|_| ImapError::Timeout(format!("{what}: no answer within {COMMAND_TIMEOUT:?}")))?
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum ImapError {
@@ -49,6 +59,7 @@ pub enum ImapError {
     },
     #[error("mailbox {mailbox} has no UIDVALIDITY")]
     NoUidValidity { mailbox: String },
+    /// No answer in time, or an answer cut short.
     #[error("{0}")]
     Timeout(String),
     /// Handing fetched messages over failed (the store, or the run
@@ -281,7 +292,8 @@ where
     F: FnMut(Vec<Envelope>) -> Fut,
     Fut: std::future::Future<Output = Result<(), String>>,
 {
-    let mb = session.select(mailbox).await.map_err(protocol(format!("SELECT {mailbox}")))?;
+    let mb = bounded("SELECT", async { session.select(mailbox).await.map_err(protocol(format!("SELECT {mailbox}"))) })
+        .await?;
     let validity = mb.uid_validity.ok_or_else(|| ImapError::NoUidValidity { mailbox: mailbox.to_string() })?;
     let (last, full) = match after.and_then(parse_token) {
         Some((v, u)) if v == validity => (u, false),
@@ -296,20 +308,24 @@ where
         return Ok(synced);
     }
     // `n:*` always matches the last message, even below n: filter.
+    let query = format!("UID {}:*", last.saturating_add(1));
     let found =
-        session.uid_search(format!("UID {}:*", last.saturating_add(1))).await.map_err(protocol("UID SEARCH"))?;
+        bounded("UID SEARCH", async { session.uid_search(&query).await.map_err(protocol("UID SEARCH")) }).await?;
     let mut uids: Vec<u32> = found.into_iter().filter(|&u| u > last).collect();
     uids.sort_unstable();
     let source = acct.source_name(mailbox);
     for chunk in uids.chunks(batch.max(1)) {
         let query = format!("(UID RFC822.SIZE BODY.PEEK[]<0.{MAX_MESSAGE_BYTES}>)");
-        let fetched: Vec<async_imap::types::Fetch> = session
-            .uid_fetch(uid_set(chunk), &query)
-            .await
-            .map_err(protocol("UID FETCH"))?
-            .try_collect()
-            .await
-            .map_err(protocol("UID FETCH"))?;
+        let fetched: Vec<async_imap::types::Fetch> = bounded("UID FETCH", async {
+            session
+                .uid_fetch(uid_set(chunk), &query)
+                .await
+                .map_err(protocol("UID FETCH"))?
+                .try_collect()
+                .await
+                .map_err(protocol("UID FETCH"))
+        })
+        .await?;
         let at = now();
         let mut envs: Vec<(u32, Envelope)> = fetched
             .iter()
@@ -324,8 +340,17 @@ where
             })
             .collect();
         envs.sort_by_key(|(uid, _)| *uid);
+        // A connection lost mid-FETCH can end the answer early: store only
+        // the unbroken run of what was asked, so the checkpoint never
+        // passes a message that was not stored; the rest is fetched again.
+        let whole = envs.len() == chunk.len();
+        let run = envs.iter().zip(chunk).take_while(|((u, _), want)| u == *want).count();
+        envs.truncate(run);
         synced.messages += envs.len() as u64;
         deliver(envs.into_iter().map(|(_, e)| e).collect()).await.map_err(ImapError::Deliver)?;
+        if !whole {
+            return Err(ImapError::Timeout(format!("UID FETCH: {run} of {} messages came back", chunk.len())));
+        }
     }
     Ok(synced)
 }

@@ -15,6 +15,9 @@ use std::time::{Duration, Instant};
 pub struct Dovecot {
     pub dir: tempfile::TempDir,
     pub imap_port: u16,
+    /// With TLS: the implicit-TLS port (the plain one offers STARTTLS),
+    /// and the certificate authority that signed the server's cert.
+    pub tls: Option<(u16, PathBuf)>,
     child: Option<Child>,
 }
 
@@ -46,7 +49,21 @@ impl Dovecot {
             return None;
         }
         let dir = tempfile::tempdir().unwrap();
-        let mut d = Dovecot { dir, imap_port: free_port(), child: None };
+        let mut d = Dovecot { dir, imap_port: free_port(), tls: None, child: None };
+        d.write_config();
+        d.launch();
+        Some(d)
+    }
+
+    /// A server that speaks TLS: implicit on one port, STARTTLS on the
+    /// other, with a certificate for 127.0.0.1 signed by a CA made now.
+    pub fn start_with_tls() -> Option<Dovecot> {
+        if !have("dovecot") || !have("openssl") {
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let ca = make_certificates(dir.path());
+        let mut d = Dovecot { dir, imap_port: free_port(), tls: Some((free_port(), ca)), child: None };
         d.write_config();
         d.launch();
         Some(d)
@@ -70,13 +87,19 @@ impl Dovecot {
         run("chown", &["nobody:nogroup", d.join("mail").to_str().unwrap()]);
         std::fs::write(d.join("users"), "bot:{PLAIN}botpass::::\nalice:{PLAIN}alicepass::::\n").unwrap();
         let lmtp = free_port();
+        let (ssl, imaps) = match &self.tls {
+            Some((port, _)) => {
+                (format!("yes\nssl_cert = <{0}/server.pem\nssl_key = <{0}/server.key", d.display()), *port)
+            }
+            None => ("no".to_string(), 0),
+        };
         let conf = format!(
             "base_dir = {d}/run\nstate_dir = {d}/state\ninstance_name = dovecot-test-{imap}\nlog_path = {d}/dovecot.log\n\
-             protocols = imap lmtp\nlisten = 127.0.0.1\nssl = no\ndisable_plaintext_auth = no\nauth_mechanisms = plain login\n\
+             protocols = imap lmtp\nlisten = 127.0.0.1\nssl = {ssl}\ndisable_plaintext_auth = no\nauth_mechanisms = plain login\n\
              mail_location = maildir:{d}/mail/%n\n\
              passdb {{\n  driver = passwd-file\n  args = scheme=PLAIN username_format=%n {d}/users\n}}\n\
              userdb {{\n  driver = static\n  args = uid=nobody gid=nogroup home={d}/mail/%n\n}}\n\
-             service imap-login {{\n  inet_listener imap {{\n    address = 127.0.0.1\n    port = {imap}\n  }}\n  inet_listener imaps {{\n    port = 0\n  }}\n}}\n\
+             service imap-login {{\n  inet_listener imap {{\n    address = 127.0.0.1\n    port = {imap}\n  }}\n  inet_listener imaps {{\n    address = 127.0.0.1\n    port = {imaps}\n  }}\n}}\n\
              service lmtp {{\n  inet_listener lmtp {{\n    address = 127.0.0.1\n    port = {lmtp}\n  }}\n}}\n",
             d = d.display(),
             imap = self.imap_port,
@@ -157,6 +180,57 @@ impl Drop for Dovecot {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// A CA and a server certificate for 127.0.0.1 signed by it, in `dir`;
+/// returns the CA's file.
+fn make_certificates(dir: &Path) -> PathBuf {
+    let p = |f: &str| dir.join(f).to_str().unwrap().to_string();
+    let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+    let mut ca = vec!["req", "-x509"];
+    ca.extend(ec);
+    let (ca_key, ca_pem) = (p("ca.key"), p("ca.pem"));
+    ca.extend(["-keyout", &ca_key, "-out", &ca_pem, "-days", "2", "-subj", "/CN=lkpbot test CA"]);
+    ca.extend(["-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"]);
+    run_quiet("openssl", &ca);
+    let mut req = vec!["req"];
+    req.extend(ec);
+    let (key, csr) = (p("server.key"), p("server.csr"));
+    req.extend(["-keyout", &key, "-out", &csr, "-subj", "/CN=127.0.0.1"]);
+    run_quiet("openssl", &req);
+    let ext = p("server.ext");
+    std::fs::write(
+        &ext,
+        "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    let cert = p("server.pem");
+    run_quiet(
+        "openssl",
+        &[
+            "x509",
+            "-req",
+            "-in",
+            &csr,
+            "-CA",
+            &ca_pem,
+            "-CAkey",
+            &ca_key,
+            "-CAcreateserial",
+            "-out",
+            &cert,
+            "-days",
+            "2",
+            "-extfile",
+            &ext,
+        ],
+    );
+    dir.join("ca.pem")
+}
+
+fn run_quiet(program: &str, args: &[&str]) {
+    let out = Command::new(program).args(args).output().unwrap();
+    assert!(out.status.success(), "{program} {args:?}: {}", String::from_utf8_lossy(&out.stderr));
 }
 
 fn run(program: &str, args: &[&str]) {
