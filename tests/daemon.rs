@@ -450,3 +450,35 @@ fn logs_as_json() {
     assert_eq!(opened["fields"]["metric"], "fio.write_iops");
     assert!(find("case event").is_some(), "{lines:?}");
 }
+
+/// One source that cannot be read (nothing listens on its port) does not
+/// stop the others: the Maildir beside it is stored, and `run --once`
+/// then exits 2 naming the source that failed and why.
+#[test]
+fn one_failing_source_does_not_stop_the_others() {
+    let msgs = fixture_messages("reply-chain");
+    let dir = tempfile::tempdir().unwrap();
+    let md = dir.path().join("md");
+    for sub in ["new", "cur", "tmp"] {
+        std::fs::create_dir_all(md.join(sub)).unwrap();
+    }
+    for (i, m) in msgs.iter().enumerate() {
+        std::fs::write(md.join("new").join(format!("{i}.host")), m).unwrap();
+    }
+    let port = util::dovecot::free_port();
+    let cfg = dir.path().join("lkpbot.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[store]\npath = \"s.db\"\n[[sources]]\nkind = \"imap\"\nhost = \"127.0.0.1\"\nport = {port}\ntls = \"none\"\n\
+             user = \"bot\"\npassword_env = \"{PASSWORD_ENV}\"\n[[sources]]\nkind = \"maildir\"\npath = \"md\"\n"
+        ),
+    )
+    .unwrap();
+    let out = lkpbot(&cfg, &["run", "--once"], "botpass").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("imap://bot@127.0.0.1:{port}/INBOX")) && err.contains("cannot connect"), "{err}");
+    assert_eq!(summary_field(&out, "new"), msgs.len() as u64);
+    assert_eq!(count_messages(&dir.path().join("s.db")), msgs.len() as u64);
+}
