@@ -12,6 +12,8 @@ use std::sync::LazyLock;
 use crate::mail::quote;
 use crate::text::{Needles, strip_signature};
 
+/// The most commands read from one mail; `[bot] max_commands` may act on
+/// fewer.
 pub const MAX_COMMANDS: usize = 10;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -102,34 +104,111 @@ pub fn may_contain_lower(lower: &[u8]) -> bool {
     NEEDLES.any_in(lower)
 }
 
-/// Every command in the unquoted part of `body`, in order.
+/// Every command in the unquoted part of `body`, in order, at most
+/// [`MAX_COMMANDS`]. An argument a mail client wrapped onto the next
+/// line is joined back (see [`continues`]).
 pub fn parse(body: &str) -> Vec<CommandLine> {
     if !may_contain(body) {
         return Vec::new();
     }
     let own = quote::unquoted(body);
     let own = strip_signature(&own);
+    let lines: Vec<&str> = own.lines().map(str::trim).collect();
     let mut out = Vec::new();
-    for line in own.lines() {
-        let t = line.trim();
+    let mut i = 0;
+    while i < lines.len() {
+        let t = lines[i];
+        i += 1;
         if t.len() > 400 {
             continue;
         }
-        let command = if let Some(c) = LKP.captures(t) {
-            parse_lkp(c.get(1).map_or("", |m| m.as_str()), c.get(2).map(|m| m.as_str()))
+        let (command, line) = if LKP.is_match(t) {
+            let mut line = t.to_string();
+            let mut last = t;
+            while let Some(next) = lines.get(i).copied().filter(|n| continues(last, n)) {
+                let joined_url = line.split_whitespace().last().is_some_and(|w| w.contains("://"));
+                if !joined_url || next.contains(' ') {
+                    line.push(' ');
+                }
+                line.push_str(next);
+                last = next;
+                i += 1;
+            }
+            match LKP.captures(&line) {
+                Some(c) => (parse_lkp(c.get(1).map_or("", |m| m.as_str()), c.get(2).map(|m| m.as_str())), line),
+                None => continue,
+            }
         } else if PLEASE_RETEST.is_match(t) {
-            Command::Retest
+            (Command::Retest, t.to_string())
         } else if PLEASE_TEST_PATCH.is_match(t) {
-            Command::Test { target: None }
+            (Command::Test { target: None }, t.to_string())
         } else {
             continue;
         };
-        out.push(CommandLine { command, line: t.to_string() });
+        out.push(CommandLine { command, line });
         if out.len() == MAX_COMMANDS {
             break;
         }
     }
     out
+}
+
+/// How long a line must be for its end to count as a wrap: clients wrap
+/// at 72 to 80 columns.
+const WRAPPED_AT: usize = 60;
+
+/// Whether `next` is the rest of `line`, wrapped by a mail client: `line`
+/// ran to the wrap width (or ends inside a URL), and `next` is text, not a
+/// blank line, a quote or another command.
+fn continues(line: &str, next: &str) -> bool {
+    let in_url = line.split_whitespace().last().is_some_and(|w| w.contains("://")) && !next.contains(' ');
+    (line.len() >= WRAPPED_AT || in_url)
+        && !next.is_empty()
+        && !next.starts_with('>')
+        && !LKP.is_match(next)
+        && !PLEASE_RETEST.is_match(next)
+}
+
+/// The verbs `#lkp` knows, for help texts and "did you mean".
+pub const VERBS: &[&str] = &[
+    "retest",
+    "test",
+    "fixed",
+    "resolve",
+    "invalid",
+    "dup",
+    "reopen",
+    "title",
+    "subscribe",
+    "unsubscribe",
+    "status",
+    "help",
+];
+
+/// The verb nearest to an unknown one, if any is near (a typo).
+pub fn nearest_verb(verb: &str) -> Option<&'static str> {
+    let v = verb.to_ascii_lowercase();
+    VERBS
+        .iter()
+        .map(|k| (edit_distance(&v, k), *k))
+        .filter(|(d, k)| *d <= (k.len() / 3).max(1) || k.starts_with(&v) && v.len() >= 3)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
 }
 
 #[cfg(test)]
@@ -181,6 +260,39 @@ mod tests {
     fn quoted_and_signature_lines_do_not_count() {
         assert!(cmds("> #lkp retest\n>> please retest\n").is_empty());
         assert!(cmds("thanks\n-- \n#lkp help\n").is_empty());
+    }
+
+    #[test]
+    fn wrapped_arguments_are_joined() {
+        let body = "#lkp title mm: the frobnicator takes the page lock twice on the slow\npath under memory pressure\n\nthanks\n";
+        assert_eq!(
+            cmds(body),
+            vec![Command::Title {
+                text: Some(
+                    "mm: the frobnicator takes the page lock twice on the slow path under memory pressure".into()
+                )
+            }]
+        );
+        let url = "#lkp test https://lore.kernel.org/all/20260512101010.12345-1-jack@\nsuse.cz/\n";
+        assert_eq!(
+            cmds(url),
+            vec![Command::Test {
+                target: Some("https://lore.kernel.org/all/20260512101010.12345-1-jack@suse.cz/".into())
+            }]
+        );
+        // A short command line is whole: the next line is prose.
+        assert_eq!(cmds("#lkp invalid flaky\nThanks, Bob\n"), vec![Command::Invalid { reason: Some("flaky".into()) }]);
+        // Nor does a wrapped line swallow the next command.
+        let two = "#lkp title a title that is long enough to have been wrapped by the client\n#lkp status\n";
+        assert_eq!(cmds(two).len(), 2);
+    }
+
+    #[test]
+    fn typos_have_a_nearest_verb() {
+        assert_eq!(nearest_verb("retset"), Some("retest"));
+        assert_eq!(nearest_verb("reslove"), Some("resolve"));
+        assert_eq!(nearest_verb("unsub"), Some("unsubscribe"));
+        assert_eq!(nearest_verb("frobnicate"), None);
     }
 
     #[test]

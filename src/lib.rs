@@ -16,6 +16,7 @@ pub mod daemon;
 pub mod engine;
 pub mod mail;
 pub mod model;
+pub mod render;
 pub mod source;
 pub mod store;
 pub mod text;

@@ -3,8 +3,16 @@
 use crate::util;
 
 /// Modules that must stay pure: no I/O, no clock, no environment.
-const PURE: &[&str] =
-    &["src/mail", "src/classify", "src/commands.rs", "src/model.rs", "src/thread", "src/act.rs", "src/text.rs"];
+const PURE: &[&str] = &[
+    "src/mail",
+    "src/classify",
+    "src/commands.rs",
+    "src/model.rs",
+    "src/thread",
+    "src/act",
+    "src/text.rs",
+    "src/render.rs",
+];
 
 const FORBIDDEN: &[&str] = &[
     "std::fs",
@@ -70,6 +78,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("classify", &["commands", "mail", "model", "text"]),
     ("thread", &["classify", "mail", "model"]),
     ("act", &["thread", "classify", "commands", "mail", "model"]),
+    ("render", &["act", "thread", "classify", "model"]),
     ("config", &[]),
     ("source", &["model", "config"]),
     ("store", &["thread", "classify", "model"]),

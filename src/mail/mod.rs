@@ -78,6 +78,13 @@ pub struct Mail {
     pub list_id: Option<String>,
     /// The `Auto-Submitted` header, when it says anything but `no`.
     pub auto_submitted: Option<String>,
+    /// The `Precedence` header, lower-cased (`bulk`, `junk`, `list`).
+    pub precedence: Option<String>,
+    /// The `Return-Path`, brackets stripped: empty for a bounce (`<>`).
+    pub return_path: Option<String>,
+    /// A delivery status notification (`multipart/report`,
+    /// `message/delivery-status`): a bounce, never a person.
+    pub delivery_report: bool,
     /// The text body with LF line ends.
     pub body: String,
     pub attachments: Vec<Attachment>,
@@ -265,6 +272,14 @@ pub fn parse(raw: &[u8]) -> Mail {
     let list_id = msg.header_raw("List-Id").and_then(list_id);
     let auto_submitted =
         msg.header_raw("Auto-Submitted").map(|v| v.trim().to_ascii_lowercase()).filter(|v| !v.is_empty() && v != "no");
+    let precedence = msg.header_raw("Precedence").map(|v| v.trim().to_ascii_lowercase()).filter(|v| !v.is_empty());
+    let return_path = msg
+        .header_raw("Return-Path")
+        .map(|v| v.trim().trim_start_matches('<').trim_end_matches('>').trim().to_string());
+    let delivery_report = msg.content_type().is_some_and(|c| {
+        let t = format!("{}/{}", c.ctype(), c.subtype().unwrap_or("")).to_ascii_lowercase();
+        t == "multipart/report" || t == "message/delivery-status"
+    });
 
     let mut body = String::new();
     for i in 0..msg.text_body_count() {
@@ -316,6 +331,9 @@ pub fn parse(raw: &[u8]) -> Mail {
         date,
         list_id,
         auto_submitted,
+        precedence,
+        return_path,
+        delivery_report,
         body,
         attachments,
         layout: Layout::Rfc822,

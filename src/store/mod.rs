@@ -23,6 +23,7 @@ mod facts;
 mod filter;
 mod messages;
 mod open;
+mod outbox;
 pub mod read;
 pub mod rows;
 
@@ -33,6 +34,7 @@ use sqlx::{AssertSqlSafe, Connection, Row};
 
 pub use cases::StaleSweep;
 pub use open::schema_version;
+pub use outbox::{MailState, NewMail, OutboxMail, RetestRequest};
 pub use read::{CaseFilter, CaseMessage, CaseRecord, Reader};
 
 #[derive(Debug, thiserror::Error)]
@@ -94,6 +96,8 @@ const TABLES: &[&str] = &[
     "retests",
     "build_summaries",
     "checkpoints",
+    "outbox",
+    "retest_requests",
 ];
 
 /// The write side: one connection, one transaction at a time.

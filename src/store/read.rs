@@ -84,6 +84,12 @@ impl Reader {
         Ok(out)
     }
 
+    /// Every mail of the outbox, newest first (without its bytes).
+    pub async fn outbox(&self) -> Result<Vec<super::OutboxMail>, StoreError> {
+        let mut conn = self.pool.acquire().await.map_err(err("begin a read"))?;
+        super::outbox::list(&mut conn).await
+    }
+
     /// One case with its messages, events and related cases.
     pub async fn case(&self, id: CaseId) -> Result<Option<CaseRecord>, StoreError> {
         let mut tx = self.pool.begin().await.map_err(err("begin a read"))?;

@@ -80,6 +80,17 @@ pub struct CaseView {
     pub facts: CaseFacts,
 }
 
+/// What the bot-safety rules read of a message's headers.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Safety {
+    /// `Auto-Submitted` says anything but `no`.
+    pub auto_submitted: bool,
+    pub precedence: Option<String>,
+    /// Empty for a bounce.
+    pub return_path: Option<String>,
+    pub delivery_report: bool,
+}
+
 /// One message as the threader sees it: its classification and the keys
 /// the ladder matches on, computed once. The rest of the `Mail` (its body
 /// above all) is not kept.
@@ -90,8 +101,14 @@ pub struct Incoming {
     pub ancestors: Vec<MessageId>,
     pub subject: String,
     pub from: Option<String>,
-    /// The To addresses, lower-cased.
+    pub from_name: Option<String>,
+    /// The To and Cc addresses, lower-cased.
     pub to: Vec<String>,
+    pub cc: Vec<String>,
+    /// Its References header, oldest first (a reply's References are
+    /// these and the message).
+    pub references: Vec<MessageId>,
+    pub safety: Safety,
     pub date: Option<i64>,
     pub classified: Classified,
     /// Message-IDs in `Closes:`/`Link:` URLs of the message's own lines.
@@ -251,7 +268,16 @@ impl Incoming {
             ancestors: mail.ancestors().into_iter().cloned().collect(),
             subject: mail.subject.clone(),
             from: mail.from_email(),
+            from_name: mail.from_name().map(str::to_string),
             to: mail.to.iter().filter_map(crate::mail::Address::email_lc).collect(),
+            cc: mail.cc.iter().filter_map(crate::mail::Address::email_lc).collect(),
+            references: mail.references.clone(),
+            safety: Safety {
+                auto_submitted: mail.auto_submitted.is_some(),
+                precedence: mail.precedence.clone(),
+                return_path: mail.return_path.clone(),
+                delivery_report: mail.delivery_report,
+            },
             date: mail.date,
             classified,
             links,

@@ -14,6 +14,8 @@
 //! team. A command that is not allowed is recorded as discussion with the
 //! reason, and changes nothing.
 
+pub mod policy;
+
 use crate::classify::{ClassifyConfig, Kind};
 use crate::commands::{Command, CommandLine};
 use crate::thread::{Attachment, CaseView, Decision, Event, EventKind, Incoming};

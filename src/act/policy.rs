@@ -1,0 +1,433 @@
+//! Whether and how the bot answers a command mail: the bot-safety rules,
+//! who may do what, rate limits, the fresh-mail window, a retest already
+//! pending. One place for every rule, each named, each in the table test
+//! below. Pure: the mail, what the store knows around it and `now` come
+//! in as values; what to answer comes out as a [`Response`].
+//!
+//! What a command does to the case (its events) is decided in `act`
+//! whether or not the bot answers: history is recorded for every mail,
+//! answers only go to fresh ones.
+
+use crate::classify::Kind;
+use crate::commands::{self, Command, CommandLine};
+use crate::thread::{CaseView, Incoming};
+
+/// The knobs of the rules (from `[bot]` of the config).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rules {
+    /// The bot's own address, lower-cased.
+    pub bot_address: String,
+    /// Robots whose mail is never answered (the kernel test robot).
+    pub robots: Vec<String>,
+    pub fresh_hours: i64,
+    /// Commands acted on per mail; the rest are ignored and said so.
+    pub max_commands: usize,
+    /// Replies to one sender per hour, and in one case per hour.
+    pub replies_per_sender_hour: u32,
+    pub replies_per_case_hour: u32,
+}
+
+impl Default for Rules {
+    fn default() -> Self {
+        Rules {
+            bot_address: "lkpbot@example.org".into(),
+            robots: vec!["lkp@intel.com".into()],
+            fresh_hours: 48,
+            max_commands: commands::MAX_COMMANDS,
+            replies_per_sender_hour: 10,
+            replies_per_case_hour: 20,
+        }
+    }
+}
+
+/// What the store knows around a command mail, looked up by the engine.
+#[derive(Clone, Debug, Default)]
+pub struct World {
+    pub now: i64,
+    /// When the mail was fetched.
+    pub fetched_at: i64,
+    /// The case the mail's thread is, if it is in one.
+    pub case: Option<CaseView>,
+    /// Whether the sender may close, reopen or rename that case.
+    pub may_change: bool,
+    /// A retest of the case the bot asked for and that is not answered:
+    /// when, and for whom.
+    pub pending_retest: Option<(i64, String)>,
+    /// Replies sent to this sender, and in this case, in the last hour.
+    pub replies_to_sender: u32,
+    pub replies_in_case: u32,
+    /// The mail waits for an ancestor not here yet (it may still join a
+    /// case).
+    pub waiting: bool,
+}
+
+/// Why the bot says nothing to a mail. Each is a rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Silence {
+    /// No command in it.
+    NoCommand,
+    /// The bot's own mail: answering it could loop.
+    OwnMail,
+    /// An automatic reply (`Auto-Submitted`, `Precedence: bulk/junk/list`).
+    AutoReply,
+    /// A bounce (`MAILER-DAEMON`, an empty Return-Path, a delivery report).
+    Bounce,
+    /// Another robot.
+    Robot,
+    /// Older than the fresh-mail window (by Date or by fetch time).
+    NotFresh,
+    /// Every command is one of the bot's own help examples, quoted back.
+    HelpText,
+    /// In no thread the bot tracks, and not addressed to it.
+    NotTracked,
+    /// In no case yet, but an ancestor has not arrived: decide later.
+    Undecided,
+    /// Too many replies to this sender or in this case within the hour.
+    RateLimited,
+}
+
+/// What the bot says about one command.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// A retest is asked for (`target`: what to test, if named).
+    RetestRequested {
+        target: Option<String>,
+    },
+    /// One is pending already: asked at `since` by `by`.
+    AlreadyRequested {
+        since: i64,
+        by: String,
+    },
+    /// The command changed the case as it says (resolve, invalid, ...).
+    Done {
+        what: String,
+    },
+    /// Only these may: the report's addressees, maintainers, LKP team.
+    NotAllowed,
+    /// The command needs an argument.
+    MissingArgument {
+        usage: &'static str,
+    },
+    /// Not a command; the nearest one, if a typo.
+    Unknown {
+        verb: String,
+        nearest: Option<&'static str>,
+    },
+    /// The mail is in no case.
+    CaseNotFound,
+    Status,
+    Help,
+    /// Digest subscriptions come with the digest.
+    NotYet {
+        what: &'static str,
+    },
+    /// Beyond `max_commands`.
+    Ignored,
+}
+
+/// The answer to a command mail.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Response {
+    pub outcomes: Vec<(CommandLine, Outcome)>,
+    /// Ask the retest backend to rerun (at most once per mail).
+    pub request_retest: Option<Option<String>>,
+}
+
+/// The commands of the bot's help text with their placeholders: copied
+/// back verbatim, they are someone quoting the help, not asking.
+pub const HELP_EXAMPLES: &[&str] = &[
+    "#lkp test <lore-link | git-url branch | sha>",
+    "#lkp fixed <sha>",
+    "#lkp invalid <reason>",
+    "#lkp dup <case>",
+    "#lkp title <text>",
+    "#lkp subscribe [filter]",
+];
+
+/// Whether `a` is one of `list`.
+fn among(a: Option<&str>, list: &[String]) -> bool {
+    a.is_some_and(|a| list.iter().any(|x| x.eq_ignore_ascii_case(a)))
+}
+
+/// The bot-safety rules and the window, in order: the first that holds
+/// silences the bot.
+pub fn silence(m: &Incoming, w: &World, rules: &Rules) -> Option<Silence> {
+    let s = &m.safety;
+    let from = m.from.as_deref();
+    if from.is_some_and(|f| f.eq_ignore_ascii_case(&rules.bot_address)) {
+        return Some(Silence::OwnMail);
+    }
+    if s.auto_submitted || s.precedence.as_deref().is_some_and(|p| matches!(p, "bulk" | "junk" | "list")) {
+        return Some(Silence::AutoReply);
+    }
+    let mailer_daemon = from.is_some_and(|f| {
+        let local = f.split('@').next().unwrap_or("").to_ascii_lowercase();
+        local == "mailer-daemon" || local == "postmaster"
+    });
+    if mailer_daemon || s.return_path.as_deref() == Some("") || s.delivery_report {
+        return Some(Silence::Bounce);
+    }
+    if among(from, &rules.robots) || m.classified.sender == crate::classify::Sender::Robot {
+        return Some(Silence::Robot);
+    }
+    if m.kind() != Kind::Command || m.classified.commands.is_empty() {
+        return Some(Silence::NoCommand);
+    }
+    if !super::is_fresh(m.date, w.fetched_at, w.now, rules.fresh_hours) {
+        return Some(Silence::NotFresh);
+    }
+    if m.classified.commands.iter().all(|c| HELP_EXAMPLES.iter().any(|h| h.eq_ignore_ascii_case(&c.line))) {
+        return Some(Silence::HelpText);
+    }
+    if w.case.is_none() {
+        if w.waiting {
+            return Some(Silence::Undecided);
+        }
+        // Unknown commands in a thread the bot does not track are other
+        // people's business; a mail to the bot hears that its case is not
+        // known.
+        if !addressed_to(m, &rules.bot_address) {
+            return Some(Silence::NotTracked);
+        }
+    }
+    if w.replies_to_sender >= rules.replies_per_sender_hour || w.replies_in_case >= rules.replies_per_case_hour {
+        return Some(Silence::RateLimited);
+    }
+    None
+}
+
+/// Whether the bot is among the mail's To and Cc.
+pub fn addressed_to(m: &Incoming, bot: &str) -> bool {
+    m.to.iter().chain(&m.cc).any(|a| a.eq_ignore_ascii_case(bot))
+}
+
+/// What the bot answers, or why it keeps silent.
+pub fn respond(m: &Incoming, w: &World, rules: &Rules) -> Result<Response, Silence> {
+    if let Some(s) = silence(m, w, rules) {
+        return Err(s);
+    }
+    let mut outcomes = Vec::new();
+    let mut request_retest = None;
+    for (i, cl) in m.classified.commands.iter().enumerate() {
+        if i >= rules.max_commands {
+            outcomes.push((cl.clone(), Outcome::Ignored));
+            continue;
+        }
+        let outcome = match (&cl.command, &w.case) {
+            (Command::Help, _) => Outcome::Help,
+            (Command::Unknown { verb }, _) => {
+                Outcome::Unknown { verb: verb.clone(), nearest: commands::nearest_verb(verb) }
+            }
+            (Command::Subscribe { .. } | Command::Unsubscribe, _) => Outcome::NotYet { what: "digest subscriptions" },
+            (_, None) => Outcome::CaseNotFound,
+            (Command::Status, Some(_)) => Outcome::Status,
+            (Command::Retest | Command::Test { .. }, Some(_)) => {
+                let target = match &cl.command {
+                    Command::Test { target } => target.clone(),
+                    _ => None,
+                };
+                match (&w.pending_retest, &request_retest) {
+                    (Some((since, by)), _) => Outcome::AlreadyRequested { since: *since, by: by.clone() },
+                    (None, Some(_)) => {
+                        Outcome::AlreadyRequested { since: w.now, by: m.from.clone().unwrap_or_default() }
+                    }
+                    (None, None) => {
+                        request_retest = Some(target.clone());
+                        Outcome::RetestRequested { target }
+                    }
+                }
+            }
+            (Command::Invalid { reason: None }, Some(_)) => Outcome::MissingArgument { usage: "#lkp invalid <reason>" },
+            (Command::Dup { case: None }, Some(_)) => Outcome::MissingArgument { usage: "#lkp dup <case>" },
+            (Command::Title { text: None }, Some(_)) => Outcome::MissingArgument { usage: "#lkp title <text>" },
+            (_, Some(_)) if !w.may_change => Outcome::NotAllowed,
+            (c, Some(_)) => Outcome::Done { what: done_text(c) },
+        };
+        outcomes.push((cl.clone(), outcome));
+    }
+    Ok(Response { outcomes, request_retest })
+}
+
+fn done_text(c: &Command) -> String {
+    match c {
+        Command::Fixed { sha: Some(s) } => format!("marked resolved, fixed by {s}"),
+        Command::Fixed { sha: None } | Command::Resolve => "marked resolved".into(),
+        Command::Invalid { reason } => format!("marked invalid ({})", reason.as_deref().unwrap_or("")),
+        Command::Dup { case } => format!("marked a duplicate of case {}", case.as_deref().unwrap_or("")),
+        Command::Reopen => "reopened".into(),
+        Command::Title { text } => format!("retitled \"{}\"", text.as_deref().unwrap_or("")),
+        _ => "done".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::classify::ClassifyConfig;
+    use crate::model::MessageId;
+    use crate::thread::{CaseFacts, CaseId, CaseKind, CaseState};
+
+    const NOW: i64 = 1_800_000_000;
+
+    fn case() -> CaseView {
+        CaseView {
+            id: CaseId(3),
+            state: CaseState::Reported,
+            facts: CaseFacts {
+                kind: CaseKind::PerfRegression,
+                title: "t".into(),
+                report_message_id: MessageId::new("r@x").unwrap(),
+                report_to: vec!["author@example.org".into()],
+                opened_at: 0,
+                commit: None,
+                commit_subject: None,
+                tree: None,
+                branch: None,
+                testcase: None,
+                metric: None,
+                change_pct: None,
+                direction: None,
+                signature: None,
+                subject_key: None,
+                patch_key: None,
+            },
+        }
+    }
+
+    /// A command mail: `headers` added to a plain reply from `from`.
+    fn mail(from: &str, headers: &str, body: &str, age_hours: i64) -> Incoming {
+        let date =
+            jiff::Timestamp::from_second(NOW - age_hours * 3600).unwrap().strftime("%a, %d %b %Y %H:%M:%S +0000");
+        let raw = format!(
+            "From: {from}\nTo: list@vger.kernel.org\nSubject: Re: x\nMessage-ID: <m@x>\nIn-Reply-To: <r@x>\nDate: {date}\n{headers}\n{body}\n"
+        );
+        let m = crate::mail::parse(raw.as_bytes());
+        let c = crate::classify::classify(&m, &ClassifyConfig::default());
+        Incoming::new(&m, c)
+    }
+
+    fn world() -> World {
+        World { now: NOW, fetched_at: NOW, case: Some(case()), may_change: false, ..World::default() }
+    }
+
+    /// Every rule that silences the bot, one row each, and what passes.
+    #[test]
+    fn silences() {
+        let rules = Rules { bot_address: "lkpbot@example.org".into(), ..Rules::default() };
+        let not_tracked = World { case: None, ..world() };
+        let waiting = World { case: None, waiting: true, ..world() };
+        let busy = World { replies_to_sender: 10, ..world() };
+        let busy_case = World { replies_in_case: 20, ..world() };
+        let old_fetch = World { fetched_at: NOW - 49 * 3600, ..world() };
+        let rows: Vec<(&str, Incoming, World, Option<Silence>)> = vec![
+            ("a retest request", mail("dev@example.org", "", "please retest", 1), world(), None),
+            ("no command", mail("dev@example.org", "", "looks good", 1), world(), Some(Silence::NoCommand)),
+            ("the bot itself", mail("lkpbot@example.org", "", "#lkp status", 1), world(), Some(Silence::OwnMail)),
+            (
+                "an auto-reply",
+                mail("dev@example.org", "Auto-Submitted: auto-replied\n", "#lkp status", 1),
+                world(),
+                Some(Silence::AutoReply),
+            ),
+            (
+                "bulk mail",
+                mail("dev@example.org", "Precedence: bulk\n", "#lkp status", 1),
+                world(),
+                Some(Silence::AutoReply),
+            ),
+            (
+                "a list robot",
+                mail("dev@example.org", "Precedence: list\n", "#lkp status", 1),
+                world(),
+                Some(Silence::AutoReply),
+            ),
+            ("a bounce", mail("MAILER-DAEMON@mx.example.org", "", "#lkp status", 1), world(), Some(Silence::Bounce)),
+            (
+                "an empty return path",
+                mail("dev@example.org", "Return-Path: <>\n", "#lkp status", 1),
+                world(),
+                Some(Silence::Bounce),
+            ),
+            (
+                "a delivery report",
+                mail(
+                    "dev@example.org",
+                    "MIME-Version: 1.0\nContent-Type: multipart/report; report-type=delivery-status; boundary=b\n",
+                    "--b\n\n#lkp status\n--b--",
+                    1,
+                ),
+                world(),
+                Some(Silence::Bounce),
+            ),
+            ("the robot", mail("lkp@intel.com", "", "#lkp status", 1), world(), Some(Silence::Robot)),
+            ("old by date", mail("dev@example.org", "", "#lkp status", 49), world(), Some(Silence::NotFresh)),
+            ("old by fetch", mail("dev@example.org", "", "#lkp status", 1), old_fetch, Some(Silence::NotFresh)),
+            (
+                "the help quoted back",
+                mail("dev@example.org", "", "#lkp invalid <reason>", 1),
+                world(),
+                Some(Silence::HelpText),
+            ),
+            (
+                "no case, not to the bot",
+                mail("dev@example.org", "", "#lkp frob", 1),
+                not_tracked.clone(),
+                Some(Silence::NotTracked),
+            ),
+            ("no case yet", mail("dev@example.org", "", "#lkp status", 1), waiting, Some(Silence::Undecided)),
+            (
+                "no case, to the bot",
+                mail("dev@example.org", "Cc: LKP Bot <lkpbot@example.org>\n", "#lkp status", 1),
+                not_tracked,
+                None,
+            ),
+            ("a busy sender", mail("dev@example.org", "", "#lkp status", 1), busy, Some(Silence::RateLimited)),
+            ("a busy case", mail("dev@example.org", "", "#lkp status", 1), busy_case, Some(Silence::RateLimited)),
+        ];
+        for (what, m, w, want) in rows {
+            assert_eq!(silence(&m, &w, &rules), want, "{what}");
+        }
+    }
+
+    /// What each command gets, by who asks and what is pending.
+    #[test]
+    fn outcomes() {
+        let rules = Rules::default();
+        let may = World { may_change: true, ..world() };
+        let pending = World { pending_retest: Some((NOW - 600, "first@example.org".into())), ..world() };
+        let none = World { case: None, ..world() };
+        let out = |body: &str, w: &World| -> Vec<Outcome> {
+            let m = mail("dev@example.org", "To: lkpbot@example.org\n", body, 1);
+            respond(&m, w, &rules).unwrap().outcomes.into_iter().map(|(_, o)| o).collect()
+        };
+        assert_eq!(out("please retest", &world()), [Outcome::RetestRequested { target: None }]);
+        assert_eq!(
+            out("#lkp test 0123456789ab", &world()),
+            [Outcome::RetestRequested { target: Some("0123456789ab".into()) }]
+        );
+        assert_eq!(
+            out("please retest", &pending),
+            [Outcome::AlreadyRequested { since: NOW - 600, by: "first@example.org".into() }]
+        );
+        // Twice in one mail: asked once.
+        assert_eq!(
+            out("please retest\n#lkp retest please", &world())[1],
+            Outcome::AlreadyRequested { since: NOW, by: "dev@example.org".into() }
+        );
+        assert_eq!(out("#lkp resolve", &world()), [Outcome::NotAllowed]);
+        assert_eq!(out("#lkp resolve", &may), [Outcome::Done { what: "marked resolved".into() }]);
+        assert_eq!(out("#lkp invalid", &may), [Outcome::MissingArgument { usage: "#lkp invalid <reason>" }]);
+        assert_eq!(out("#lkp status", &world()), [Outcome::Status]);
+        assert_eq!(out("#lkp retset", &world()), [Outcome::Unknown { verb: "retset".into(), nearest: Some("retest") }]);
+        assert_eq!(out("#lkp status", &none), [Outcome::CaseNotFound]);
+        assert_eq!(out("#lkp help", &none), [Outcome::Help]);
+        let many = "#lkp status\n".repeat(3);
+        let limited = Rules { max_commands: 2, ..Rules::default() };
+        let m = mail("dev@example.org", "", &many, 1);
+        let o = respond(&m, &world(), &limited).unwrap().outcomes;
+        assert_eq!(o.last().map(|(_, o)| o), Some(&Outcome::Ignored));
+        // One retest request per mail, whatever it says.
+        let m = mail("dev@example.org", "", "please retest\n#lkp test abcdef0123", 1);
+        assert_eq!(respond(&m, &world(), &rules).unwrap().request_retest, Some(None));
+    }
+}

@@ -1,0 +1,560 @@
+//! The mail the bot writes: a template (a file in `templates/`) filled
+//! in, wrapped for a kernel list (plain text, lines of at most 78
+//! columns, a footer of two lines), and framed as a message: threaded
+//! (`In-Reply-To`, `References`, `Re:`), marked `Auto-Submitted` so other
+//! bots leave it alone, and with a Message-ID derived from its cause, so
+//! writing it again gives the same message. Pure.
+
+use crate::act::policy::{Outcome, Response};
+use crate::model::MessageId;
+use crate::thread::{CaseView, Incoming};
+
+/// Lines of what the bot writes are at most this long.
+pub const WIDTH: usize = 78;
+
+/// Every template, by name, as shipped.
+pub const TEMPLATES: &[(&str, &str)] = &[
+    ("reply", include_str!("../templates/reply.txt")),
+    ("retest-requested", include_str!("../templates/retest-requested.txt")),
+    ("already-requested", include_str!("../templates/already-requested.txt")),
+    ("done", include_str!("../templates/done.txt")),
+    ("not-allowed", include_str!("../templates/not-allowed.txt")),
+    ("missing-argument", include_str!("../templates/missing-argument.txt")),
+    ("unknown", include_str!("../templates/unknown.txt")),
+    ("case-not-found", include_str!("../templates/case-not-found.txt")),
+    ("status", include_str!("../templates/status.txt")),
+    ("help", include_str!("../templates/help.txt")),
+    ("not-yet", include_str!("../templates/not-yet.txt")),
+    ("ignored", include_str!("../templates/ignored.txt")),
+    ("case", include_str!("../templates/case.txt")),
+    ("footer", include_str!("../templates/footer.txt")),
+    ("retest-request", include_str!("../templates/retest-request.txt")),
+    ("verdict", include_str!("../templates/verdict.txt")),
+    ("reminder", include_str!("../templates/reminder.txt")),
+];
+
+fn template(name: &str) -> &'static str {
+    TEMPLATES.iter().find(|(n, _)| *n == name).map_or("", |(_, t)| t)
+}
+
+/// `{name}` placeholders replaced by their values; unknown ones are left.
+pub fn fill(template: &str, vars: &[(&str, String)]) -> String {
+    let mut out = template.to_string();
+    for (k, v) in vars {
+        out = out.replace(&format!("{{{k}}}"), v);
+    }
+    out
+}
+
+/// Lines longer than [`WIDTH`] broken at spaces; quoted lines (`>`) and
+/// words longer than a line (a URL) are left whole.
+pub fn wrap(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 16);
+    for line in text.lines() {
+        if line.chars().count() <= WIDTH || line.starts_with('>') {
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        }
+        let indent: String = line.chars().take_while(|c| *c == ' ').collect();
+        let mut cur = String::new();
+        for word in line.split_whitespace() {
+            if !cur.is_empty() && cur.chars().count() + 1 + word.chars().count() > WIDTH {
+                out.push_str(&cur);
+                out.push('\n');
+                cur.clear();
+            }
+            if cur.is_empty() {
+                cur.push_str(&indent);
+            } else {
+                cur.push(' ');
+            }
+            cur.push_str(word);
+        }
+        out.push_str(&cur);
+        out.push('\n');
+    }
+    out
+}
+
+/// Who the bot is in what it writes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Identity {
+    pub address: String,
+    pub name: String,
+    /// The archive's base URL: a link is this and the Message-ID.
+    pub archive_url: String,
+}
+
+impl Identity {
+    pub fn link(&self, id: &MessageId) -> String {
+        format!("{}{}", self.archive_url, id.url_segment())
+    }
+
+    fn domain(&self) -> &str {
+        self.address.rsplit_once('@').map_or("lkpbot.invalid", |(_, d)| d)
+    }
+}
+
+/// A mail ready to be queued.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Outgoing {
+    /// Without brackets.
+    pub message_id: String,
+    pub to: Vec<String>,
+    pub cc: Vec<String>,
+    pub subject: String,
+    pub in_reply_to: Option<MessageId>,
+    /// Oldest first.
+    pub references: Vec<MessageId>,
+    pub body: String,
+    pub date: i64,
+}
+
+/// The Message-ID of the mail `cause` makes: the same cause, the same id.
+pub fn message_id(cause: &str, id: &Identity) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in cause.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("lkpbot.{h:016x}@{}", id.domain())
+}
+
+fn rfc2822(t: i64) -> String {
+    let t = t.clamp(0, 253_402_300_799);
+    jiff::Timestamp::from_second(t)
+        .map_or_else(|_| String::new(), |ts| ts.strftime("%a, %d %b %Y %H:%M:%S +0000").to_string())
+}
+
+/// A header value of printable ASCII stays; anything else is an RFC 2047
+/// encoded word (UTF-8, base64).
+fn header_text(s: &str) -> String {
+    if s.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+        return s.to_string();
+    }
+    format!("=?utf-8?b?{}?=", base64(s.as_bytes()))
+}
+
+fn base64(data: &[u8]) -> String {
+    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
+    for c in data.chunks(3) {
+        let n =
+            (u32::from(c[0]) << 16) | (u32::from(*c.get(1).unwrap_or(&0)) << 8) | u32::from(*c.get(2).unwrap_or(&0));
+        for i in 0..4 {
+            if i <= c.len() {
+                out.push(char::from(T[((n >> (18 - 6 * i)) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+impl Outgoing {
+    /// Everyone it goes to.
+    pub fn recipients(&self) -> Vec<String> {
+        let mut all: Vec<String> = self.to.iter().chain(&self.cc).cloned().collect();
+        all.dedup();
+        all
+    }
+
+    /// The message as it is sent: headers, a blank line, the body, CRLF
+    /// line ends.
+    pub fn to_rfc5322(&self, id: &Identity) -> Vec<u8> {
+        let mut h = Vec::new();
+        h.push(format!("From: {} <{}>", header_text(&id.name), id.address));
+        h.push(format!("To: {}", self.to.join(", ")));
+        if !self.cc.is_empty() {
+            h.push(format!("Cc: {}", self.cc.join(",\r\n ")));
+        }
+        h.push(format!("Subject: {}", header_text(&self.subject)));
+        h.push(format!("Date: {}", rfc2822(self.date)));
+        h.push(format!("Message-ID: <{}>", self.message_id));
+        if let Some(p) = &self.in_reply_to {
+            h.push(format!("In-Reply-To: <{p}>"));
+        }
+        if !self.references.is_empty() {
+            let refs: Vec<String> = self.references.iter().map(|r| format!("<{r}>")).collect();
+            h.push(format!("References: {}", refs.join("\r\n ")));
+        }
+        h.push("MIME-Version: 1.0".into());
+        h.push("Content-Type: text/plain; charset=utf-8".into());
+        h.push("Content-Transfer-Encoding: 8bit".into());
+        // Other robots must not answer the bot, nor vacation replies.
+        h.push("Auto-Submitted: auto-replied".into());
+        let mut out = h.join("\r\n");
+        out.push_str("\r\n\r\n");
+        out.push_str(&self.body.replace('\n', "\r\n"));
+        out.into_bytes()
+    }
+}
+
+/// The body's end: the signature separator and the two-line footer.
+fn with_footer(body: &str, id: &Identity) -> String {
+    let footer = fill(template("footer"), &[("bot", id.name.clone())]);
+    format!("{}\n-- \n{}", body.trim_end(), footer)
+}
+
+fn re(subject: &str) -> String {
+    let s = subject.trim();
+    if s.len() >= 3 && s[..3].eq_ignore_ascii_case("re:") { s.to_string() } else { format!("Re: {s}") }
+}
+
+fn day(t: i64) -> String {
+    crate::classify::json::rfc3339(t).get(..10).unwrap_or("").to_string()
+}
+
+fn commands_list() -> String {
+    [
+        "please retest / #lkp retest          run the report's test again",
+        "#lkp test <lore-link | git-url branch | sha>   test a fix",
+        "#lkp fixed <sha>                     the fix is merged: resolve",
+        "#lkp resolve, #lkp reopen            close or reopen the case",
+        "#lkp invalid <reason>                not a real regression",
+        "#lkp dup <case>                      the same as another case",
+        "#lkp title <text>                    rename the case",
+        "#lkp status, #lkp help               the case's state, this list",
+    ]
+    .iter()
+    .map(|l| format!("  {l}"))
+    .collect::<Vec<_>>()
+    .join("\n")
+}
+
+/// The first name of a sender, else the address.
+fn greeting_name(m: &Incoming) -> String {
+    m.from_name
+        .clone()
+        .and_then(|n| n.split_whitespace().next().map(str::to_string))
+        .or_else(|| m.from.clone())
+        .unwrap_or_else(|| "there".into())
+}
+
+/// What the bot says about each command.
+fn outcome_text(line: &str, o: &Outcome, case: Option<&CaseView>, max: usize) -> String {
+    let case_id = case.map_or(String::new(), |c| c.id.0.to_string());
+    let vars = |extra: Vec<(&'static str, String)>| {
+        let mut v = vec![("line", line.to_string()), ("case_id", case_id.clone())];
+        v.extend(extra);
+        v
+    };
+    let (name, v) = match o {
+        Outcome::RetestRequested { target } => {
+            let f = case.map(|c| &c.facts);
+            (
+                "retest-requested",
+                vars(vec![
+                    ("testcase", f.and_then(|f| f.testcase.clone()).unwrap_or_else(|| "the test".into())),
+                    (
+                        "commit",
+                        f.and_then(|f| f.commit.as_deref().map(|c| c.get(..12).unwrap_or(c).to_string()))
+                            .unwrap_or_else(|| "the reported commit".into()),
+                    ),
+                    ("target", target.as_ref().map_or(String::new(), |t| format!(" with {t}"))),
+                ]),
+            )
+        }
+        Outcome::AlreadyRequested { since, by } => {
+            ("already-requested", vars(vec![("by", by.clone()), ("when", format!("on {}", day(*since)))]))
+        }
+        Outcome::Done { what } => ("done", vars(vec![("what", what.clone())])),
+        Outcome::NotAllowed => {
+            ("not-allowed", vars(vec![("addressees", case.map_or(String::new(), |c| c.facts.report_to.join(", ")))]))
+        }
+        Outcome::MissingArgument { usage } => ("missing-argument", vars(vec![("usage", (*usage).to_string())])),
+        Outcome::Unknown { verb, nearest } => (
+            "unknown",
+            vars(vec![
+                ("verb", verb.clone()),
+                ("nearest", nearest.map_or(String::new(), |n| format!(" (did you mean \"#lkp {n}\"?)"))),
+                ("commands", commands_list()),
+            ]),
+        ),
+        Outcome::CaseNotFound => ("case-not-found", vars(vec![])),
+        Outcome::Status => {
+            let c = case.map(|c| (c.state.as_str().to_string(), day(c.facts.opened_at)));
+            let (state, opened) = c.unwrap_or_default();
+            (
+                "status",
+                vars(vec![
+                    ("state", state),
+                    ("verdict", String::new()),
+                    ("opened", opened),
+                    ("updated", String::new()),
+                ]),
+            )
+        }
+        Outcome::Help => ("help", vars(vec![("commands", commands_list())])),
+        Outcome::NotYet { what } => ("not-yet", vars(vec![("what", (*what).to_string())])),
+        Outcome::Ignored => ("ignored", vars(vec![("max", max.to_string())])),
+    };
+    fill(template(name), &v)
+}
+
+/// The one reply to a command mail.
+pub fn reply(
+    m: &Incoming,
+    r: &Response,
+    case: Option<&CaseView>,
+    id: &Identity,
+    cause: &str,
+    now: i64,
+    max: usize,
+) -> Outgoing {
+    let outcomes: Vec<String> =
+        r.outcomes.iter().map(|(cl, o)| outcome_text(&cl.line, o, case, max).trim_end().to_string()).collect();
+    let case_text = case.map_or(String::new(), |c| {
+        fill(
+            template("case"),
+            &[
+                ("case_id", c.id.0.to_string()),
+                ("title", c.facts.title.clone()),
+                ("link", id.link(&c.facts.report_message_id)),
+            ],
+        )
+    });
+    let body = fill(
+        template("reply"),
+        &[("name", greeting_name(m)), ("outcomes", outcomes.join("\n\n")), ("case", case_text.trim_end().to_string())],
+    );
+    let me = &id.address;
+    let sender = m.from.clone().unwrap_or_default();
+    let mut cc: Vec<String> = m.to.iter().chain(&m.cc).filter(|a| *a != me && **a != sender).cloned().collect();
+    cc.sort();
+    cc.dedup();
+    let mut references = m.references.clone();
+    references.push(m.message_id.clone());
+    Outgoing {
+        message_id: message_id(cause, id),
+        to: vec![sender],
+        cc,
+        subject: re(&m.subject),
+        in_reply_to: Some(m.message_id.clone()),
+        references,
+        body: wrap(&with_footer(&body, id)),
+        date: now,
+    }
+}
+
+/// What the retest backend is asked, as text (the mail) and as JSON (the
+/// command).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct RetestRequestFacts {
+    pub case: i64,
+    pub title: String,
+    pub report: String,
+    pub report_link: String,
+    pub request: String,
+    pub request_link: String,
+    pub requester: String,
+    pub commit: Option<String>,
+    pub base: Option<String>,
+    pub tree: Option<String>,
+    pub testcase: Option<String>,
+    pub test_machine: Option<String>,
+    pub parameters: Option<String>,
+    pub config: Option<String>,
+    pub compiler: Option<String>,
+    /// What to test: a lore link, a git URL and branch, a SHA, or "the
+    /// patch in the request".
+    pub target: String,
+}
+
+impl RetestRequestFacts {
+    /// From the case, its report's extracted facts and the command mail.
+    pub fn new(
+        case: &CaseView,
+        report: Option<&serde_json::Value>,
+        m: &Incoming,
+        target: Option<&str>,
+        id: &Identity,
+    ) -> RetestRequestFacts {
+        let s = |k: &str| report.and_then(|r| r.get(k)).and_then(|v| v.as_str()).map(str::to_string);
+        let params = report
+            .and_then(|r| r.get("parameters"))
+            .and_then(|p| p.as_object())
+            .map(|o| o.iter().map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or(""))).collect::<Vec<_>>().join(" "));
+        let base = report
+            .and_then(|r| r.get("table"))
+            .and_then(|t| t.get("commits"))
+            .and_then(|c| c.get(0))
+            .and_then(|c| c.as_str())
+            .map(str::to_string);
+        RetestRequestFacts {
+            case: case.id.0,
+            title: case.facts.title.clone(),
+            report: case.facts.report_message_id.to_string(),
+            report_link: id.link(&case.facts.report_message_id),
+            request: m.message_id.to_string(),
+            request_link: id.link(&m.message_id),
+            requester: m.from.clone().unwrap_or_default(),
+            commit: case.facts.commit.clone(),
+            base,
+            tree: [case.facts.tree.as_deref(), case.facts.branch.as_deref()]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join(":")
+                .into(),
+            testcase: case.facts.testcase.clone(),
+            test_machine: s("test_machine"),
+            parameters: params,
+            config: s("config"),
+            compiler: s("compiler"),
+            target: target.map_or_else(|| "the patch in the request (inline or attached)".to_string(), str::to_string),
+        }
+        .normalised()
+    }
+
+    fn normalised(mut self) -> RetestRequestFacts {
+        if self.tree.as_deref() == Some("") {
+            self.tree = None;
+        }
+        if self.target.is_empty() {
+            self.target = "the report's commit again".into();
+        }
+        self
+    }
+}
+
+/// The mail asking the LKP team to rerun.
+pub fn retest_request(
+    f: &RetestRequestFacts,
+    to: &str,
+    report: &Incoming,
+    id: &Identity,
+    cause: &str,
+    now: i64,
+) -> Outgoing {
+    let dash = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
+    let body = fill(
+        template("retest-request"),
+        &[
+            ("requester", f.requester.clone()),
+            ("report_link", f.report_link.clone()),
+            ("case_id", f.case.to_string()),
+            ("title", f.title.clone()),
+            ("commit", dash(&f.commit)),
+            ("base", dash(&f.base)),
+            ("tree", dash(&f.tree)),
+            ("testcase", dash(&f.testcase)),
+            ("machine", dash(&f.test_machine)),
+            ("parameters", dash(&f.parameters)),
+            ("config", dash(&f.config)),
+            ("compiler", dash(&f.compiler)),
+            ("target", f.target.clone()),
+            ("request_link", f.request_link.clone()),
+        ],
+    );
+    let mut references = report.references.clone();
+    references.push(report.message_id.clone());
+    Outgoing {
+        message_id: message_id(cause, id),
+        to: vec![to.to_string()],
+        cc: Vec::new(),
+        subject: format!("retest request: case {}: {}", f.case, f.title),
+        in_reply_to: Some(report.message_id.clone()),
+        references,
+        body: wrap(&with_footer(&body, id)),
+        date: now,
+    }
+}
+
+/// The verdict, to whoever asked for the retest.
+#[allow(clippy::too_many_arguments)]
+pub fn verdict(
+    requester: &str,
+    requested_at: i64,
+    result: &Incoming,
+    case: &CaseView,
+    verdict: &str,
+    share: Option<f64>,
+    fix: &str,
+    metric: &str,
+    id: &Identity,
+    cause: &str,
+    now: i64,
+) -> Outgoing {
+    let case_text = fill(
+        template("case"),
+        &[
+            ("case_id", case.id.0.to_string()),
+            ("title", case.facts.title.clone()),
+            ("link", id.link(&case.facts.report_message_id)),
+        ],
+    );
+    let body = fill(
+        template("verdict"),
+        &[
+            ("name", requester.split('@').next().unwrap_or(requester).to_string()),
+            ("requested", day(requested_at)),
+            ("verdict", verdict.to_string()),
+            ("share", share.map_or(String::new(), |s| format!(", {:.0}% of the regression recovered", s * 100.0))),
+            ("fix", fix.to_string()),
+            ("metric", metric.to_string()),
+            ("result_link", id.link(&result.message_id)),
+            ("case", case_text.trim_end().to_string()),
+        ],
+    );
+    let mut references = result.references.clone();
+    references.push(result.message_id.clone());
+    Outgoing {
+        message_id: message_id(cause, id),
+        to: vec![requester.to_string()],
+        cc: Vec::new(),
+        subject: re(&result.subject),
+        in_reply_to: Some(result.message_id.clone()),
+        references,
+        body: wrap(&with_footer(&body, id)),
+        date: now,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_template_fills() {
+        assert!(TEMPLATES.len() >= 15);
+        for (name, t) in TEMPLATES {
+            let vars: Vec<(&str, String)> = t
+                .match_indices('{')
+                .filter_map(|(i, _)| t[i + 1..].split_once('}').map(|(k, _)| k))
+                .map(|k| (k, "x".to_string()))
+                .collect();
+            let out = fill(t, &vars);
+            assert!(!out.contains('{') && !out.trim().is_empty(), "{name}: {out}");
+            for line in wrap(&out).lines() {
+                assert!(line.chars().count() <= WIDTH || !line.contains(' '), "{name}: {line}");
+            }
+        }
+    }
+
+    #[test]
+    fn long_lines_wrap_and_quotes_stay() {
+        let long = "word ".repeat(40);
+        let w = wrap(&format!("{long}\n> {long}\n"));
+        let lines: Vec<&str> = w.lines().collect();
+        assert!(lines[..lines.len() - 1].iter().all(|l| l.len() <= WIDTH));
+        assert!(lines.last().unwrap().starts_with("> ") && lines.last().unwrap().len() > WIDTH);
+    }
+
+    #[test]
+    fn ids_are_stable_and_encoded_words_are_ascii() {
+        let id = Identity {
+            address: "bot@example.org".into(),
+            name: "lkpbot".into(),
+            archive_url: "https://lore.kernel.org/r/".into(),
+        };
+        assert_eq!(message_id("reply:a@b", &id), message_id("reply:a@b", &id));
+        assert_ne!(message_id("reply:a@b", &id), message_id("reply:a@c", &id));
+        assert!(message_id("x", &id).ends_with("@example.org"));
+        assert_eq!(header_text("Re: plain"), "Re: plain");
+        assert_eq!(header_text("Re: café"), "=?utf-8?b?UmU6IGNhZsOp?=");
+        assert_eq!(base64(b"ab"), "YWI=");
+    }
+}
