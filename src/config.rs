@@ -77,6 +77,11 @@ pub struct BotConfig {
     pub lkp_team: Vec<String>,
     /// May resolve, mark invalid or duplicate any case.
     pub maintainers: Vec<String>,
+    /// Commands acted on per mail.
+    pub max_commands: usize,
+    /// Replies to one sender, and in one case, per hour at most.
+    pub replies_per_hour: u32,
+    pub case_replies_per_hour: u32,
 }
 
 impl Default for BotConfig {
@@ -89,6 +94,9 @@ impl Default for BotConfig {
             stale_days: 30,
             lkp_team: vec!["lkp@intel.com".into()],
             maintainers: Vec::new(),
+            max_commands: 10,
+            replies_per_hour: 10,
+            case_replies_per_hour: 20,
         }
     }
 }
@@ -155,6 +163,9 @@ pub struct SmtpConfig {
     pub password_env: Option<String>,
     pub password_file: Option<PathBuf>,
     pub password: Option<toml::Value>,
+    /// A PEM file of certificate authorities to trust besides the usual
+    /// roots.
+    pub ca_file: Option<PathBuf>,
 }
 
 fn default_smtp_port() -> u16 {
@@ -195,6 +206,9 @@ pub struct RetestConfig {
     /// Backend `command`: run with the request as JSON on stdin.
     pub command: Vec<String>,
     pub timeout_seconds: u64,
+    /// Days after which an unanswered request gets one reminder; as many
+    /// again after that, it is recorded as timed out.
+    pub remind_days: i64,
 }
 
 impl Default for RetestConfig {
@@ -204,6 +218,7 @@ impl Default for RetestConfig {
             to: "lkp@intel.com".into(),
             command: Vec::new(),
             timeout_seconds: 600,
+            remind_days: 7,
         }
     }
 }
@@ -277,10 +292,10 @@ impl Config {
                 fix(p);
             }
         }
-        if let Some(s) = &mut self.smtp
-            && let Some(p) = &mut s.password_file
-        {
-            fix(p);
+        if let Some(s) = &mut self.smtp {
+            for p in [&mut s.password_file, &mut s.ca_file].into_iter().flatten() {
+                fix(p);
+            }
         }
     }
 
@@ -303,6 +318,12 @@ impl Config {
         }
         if self.digest.hour > 23 {
             return Err(bad("digest.hour".into(), "must be 0 to 23 (UTC)"));
+        }
+        if self.bot.max_commands == 0 {
+            return Err(bad("bot.max_commands".into(), "must be at least 1"));
+        }
+        if self.retest.remind_days < 1 {
+            return Err(bad("retest.remind_days".into(), "must be at least 1"));
         }
         if self.retest.backend == RetestBackend::Command && self.retest.command.is_empty() {
             return Err(bad("retest.command".into(), "backend \"command\" needs the command to run"));

@@ -20,14 +20,16 @@
 //! run, naming it and why.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{Notify, mpsc, oneshot, watch};
 
 use crate::config::{Config, SourceConfig, SourceKind};
+use crate::deliver::{Sender, Sent};
 use crate::engine::{Engine, Envelope, IngestStats, Messages, Opener};
 use crate::source::{SourceError, follow, imap};
-use crate::store::StoreError;
+use crate::store::{Store, StoreError};
 
 /// The wall clock, as the caller reads it: seconds since the epoch.
 pub type Clock = fn() -> i64;
@@ -37,8 +39,10 @@ const FIRST_BACKOFF: Duration = Duration::from_secs(1);
 const MAX_BACKOFF: Duration = Duration::from_secs(300);
 /// RFC 2177: a client should renew IDLE before 29 minutes.
 const MAX_IDLE: Duration = Duration::from_secs(29 * 60);
-/// How often the daemon marks stale cases.
+/// How often the daemon marks stale cases and reminds of retests.
 const SWEEP_EVERY: Duration = Duration::from_secs(3600);
+/// The longest the sender waits before looking at the outbox again.
+const SEND_POLL: Duration = Duration::from_secs(60);
 
 /// A source as the run knows it.
 #[derive(Clone, Debug)]
@@ -182,18 +186,35 @@ impl Shutdown {
 pub struct RunReport {
     pub stats: IngestStats,
     pub failures: Vec<SourceFailure>,
+    /// Mails sent, and tries that failed (to be retried).
+    pub sent: Sent,
 }
 
 /// Runs every source through `engine` until `shutdown` (or, with `once`,
 /// until each has made one pass).
+/// How a run goes besides its sources.
+pub struct RunSettings {
+    pub stale_days: i64,
+    /// Days before an unanswered retest request is reminded (then timed
+    /// out).
+    pub remind_days: i64,
+    pub once: bool,
+    pub clock: Clock,
+    /// What sends the outbox, and its own connection to the store (the
+    /// engine keeps writing through its own).
+    pub sender: Option<(Sender, Store)>,
+}
+
 pub async fn run(
     mut engine: Engine,
     sources: Vec<SourceSpec>,
-    stale_days: i64,
-    once: bool,
-    clock: Clock,
+    settings: RunSettings,
     shutdown: Shutdown,
 ) -> Result<(RunReport, Engine), StoreError> {
+    let RunSettings { stale_days, remind_days, once, clock, sender } = settings;
+    let outbox = Arc::new(Notify::new());
+    let (engine_done, done) = watch::channel(false);
+    let sending = sender.map(|(s, store)| tokio::spawn(send_loop(s, store, outbox.clone(), done, clock)));
     let (tx, mut rx) = mpsc::channel::<Job>(4);
     let handle = EngineHandle(tx);
     let mut tasks = tokio::task::JoinSet::new();
@@ -247,8 +268,13 @@ pub async fn run(
             },
         }
         add(&mut report.stats, &engine.finish().await?);
-        if stale_days > 0 && !once && last_sweep.elapsed() >= SWEEP_EVERY {
-            engine.sweep_stale(clock(), stale_days).await?;
+        outbox.notify_one();
+        if !once && last_sweep.elapsed() >= SWEEP_EVERY {
+            if stale_days > 0 {
+                engine.sweep_stale(clock(), stale_days).await?;
+            }
+            engine.remind(clock(), remind_days).await?;
+            outbox.notify_one();
             last_sweep = Instant::now();
         }
     }
@@ -264,7 +290,53 @@ pub async fn run(
     if stale_days > 0 {
         engine.sweep_stale(clock(), stale_days).await?;
     }
+    engine.remind(clock(), remind_days).await?;
+    // The sender sends what is due now, then stops.
+    let _ = engine_done.send(true);
+    if let Some(t) = sending {
+        match t.await {
+            Ok(Ok(s)) => report.sent = s,
+            Ok(Err(e)) => return Err(e),
+            Err(e) => tracing::error!(error = %e, "the sender stopped"),
+        }
+    }
     Ok((report, engine))
+}
+
+/// Sends the outbox whenever the engine has queued mail, and when a retry
+/// is due; after the engine is `done`, one last pass of what is due, then
+/// it ends.
+async fn send_loop(
+    sender: Sender,
+    mut store: Store,
+    queued: Arc<Notify>,
+    mut done: watch::Receiver<bool>,
+    clock: Clock,
+) -> Result<Sent, StoreError> {
+    tracing::info!(to = %sender.describe(), "sending the outbox");
+    let mut total = Sent::default();
+    loop {
+        let finished = *done.borrow_and_update();
+        let s = sender.send_due(&mut store).await?;
+        total.sent += s.sent;
+        total.failed += s.failed;
+        if finished {
+            break;
+        }
+        // Until the engine queues more, the next retry is due, or the
+        // engine is done (and at least once a minute).
+        let wait = match store.next_mail_due().await? {
+            Some(t) => Duration::from_secs(u64::try_from(t - clock()).unwrap_or(0)).min(SEND_POLL),
+            None => SEND_POLL,
+        };
+        tokio::select! {
+            _ = queued.notified() => {}
+            _ = tokio::time::sleep(wait.max(Duration::from_millis(100))) => {}
+            _ = done.changed() => {}
+        }
+    }
+    store.close().await?;
+    Ok(total)
 }
 
 /// Stores one batch in one transaction; large batches are parsed on the

@@ -13,6 +13,7 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod daemon;
+pub mod deliver;
 pub mod engine;
 pub mod mail;
 pub mod model;

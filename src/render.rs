@@ -364,11 +364,11 @@ pub struct RetestRequestFacts {
 }
 
 impl RetestRequestFacts {
-    /// From the case, its report's extracted facts and the command mail.
-    pub fn new(
+    /// From the case and its report's extracted facts; the request's own
+    /// fields (who, which mail) left empty.
+    pub fn of_case(
         case: &CaseView,
         report: Option<&serde_json::Value>,
-        m: &Incoming,
         target: Option<&str>,
         id: &Identity,
     ) -> RetestRequestFacts {
@@ -383,22 +383,18 @@ impl RetestRequestFacts {
             .and_then(|c| c.get(0))
             .and_then(|c| c.as_str())
             .map(str::to_string);
+        let tree = [case.facts.tree.as_deref(), case.facts.branch.as_deref()].into_iter().flatten().collect::<Vec<_>>();
         RetestRequestFacts {
             case: case.id.0,
             title: case.facts.title.clone(),
             report: case.facts.report_message_id.to_string(),
             report_link: id.link(&case.facts.report_message_id),
-            request: m.message_id.to_string(),
-            request_link: id.link(&m.message_id),
-            requester: m.from.clone().unwrap_or_default(),
+            request: String::new(),
+            request_link: String::new(),
+            requester: String::new(),
             commit: case.facts.commit.clone(),
             base,
-            tree: [case.facts.tree.as_deref(), case.facts.branch.as_deref()]
-                .into_iter()
-                .flatten()
-                .collect::<Vec<_>>()
-                .join(":")
-                .into(),
+            tree: (!tree.is_empty()).then(|| tree.join(":")),
             testcase: case.facts.testcase.clone(),
             test_machine: s("test_machine"),
             parameters: params,
@@ -406,25 +402,30 @@ impl RetestRequestFacts {
             compiler: s("compiler"),
             target: target.map_or_else(|| "the patch in the request (inline or attached)".to_string(), str::to_string),
         }
-        .normalised()
     }
 
-    fn normalised(mut self) -> RetestRequestFacts {
-        if self.tree.as_deref() == Some("") {
-            self.tree = None;
+    /// From the case, its report's extracted facts and the command mail.
+    pub fn new(
+        case: &CaseView,
+        report: Option<&serde_json::Value>,
+        m: &Incoming,
+        target: Option<&str>,
+        id: &Identity,
+    ) -> RetestRequestFacts {
+        RetestRequestFacts {
+            request: m.message_id.to_string(),
+            request_link: id.link(&m.message_id),
+            requester: m.from.clone().unwrap_or_default(),
+            ..RetestRequestFacts::of_case(case, report, target, id)
         }
-        if self.target.is_empty() {
-            self.target = "the report's commit again".into();
-        }
-        self
     }
 }
 
-/// The mail asking the LKP team to rerun.
+/// The mail asking the LKP team to rerun, in the report's thread.
 pub fn retest_request(
     f: &RetestRequestFacts,
     to: &str,
-    report: &Incoming,
+    report: &MessageId,
     id: &Identity,
     cause: &str,
     now: i64,
@@ -449,15 +450,39 @@ pub fn retest_request(
             ("request_link", f.request_link.clone()),
         ],
     );
-    let mut references = report.references.clone();
-    references.push(report.message_id.clone());
     Outgoing {
         message_id: message_id(cause, id),
         to: vec![to.to_string()],
         cc: Vec::new(),
         subject: format!("retest request: case {}: {}", f.case, f.title),
-        in_reply_to: Some(report.message_id.clone()),
-        references,
+        in_reply_to: Some(report.clone()),
+        references: vec![report.clone()],
+        body: wrap(&with_footer(&body, id)),
+        date: now,
+    }
+}
+
+/// A reminder of a retest request nobody answered.
+pub fn reminder(f: &RetestRequestFacts, requested_at: i64, to: &str, id: &Identity, cause: &str, now: i64) -> Outgoing {
+    let body = fill(
+        template("reminder"),
+        &[
+            ("requester", f.requester.clone()),
+            ("case_id", f.case.to_string()),
+            ("requested", day(requested_at)),
+            ("report_link", f.report_link.clone()),
+            ("title", f.title.clone()),
+            ("request_link", f.request_link.clone()),
+        ],
+    );
+    let report = MessageId::new(&f.report);
+    Outgoing {
+        message_id: message_id(cause, id),
+        to: vec![to.to_string()],
+        cc: Vec::new(),
+        subject: format!("reminder: retest request: case {}: {}", f.case, f.title),
+        in_reply_to: report.clone(),
+        references: report.into_iter().collect(),
         body: wrap(&with_footer(&body, id)),
         date: now,
     }

@@ -86,6 +86,45 @@ pub fn case_json(c: &CaseRecord) -> Value {
     })
 }
 
+/// One outgoing mail as `outbox --json` prints it.
+pub fn mail_json(m: &crate::store::OutboxMail) -> Value {
+    json!({
+        "id": m.id,
+        "state": m.state.as_str(),
+        "kind": m.kind,
+        "case": m.case.map(|c| c.0),
+        "message_id": m.message_id,
+        "to": m.recipients,
+        "subject": m.subject,
+        "created_at": rfc3339(m.created_at),
+        "attempts": m.attempts,
+        "next_attempt_at": rfc3339(m.next_attempt_at),
+        "sent_at": m.sent_at.map(rfc3339),
+        "last_error": m.last_error,
+    })
+}
+
+/// The `outbox` table: id, state, kind, case, recipients, subject, and
+/// why a failing mail failed.
+pub fn outbox_table(mails: &[crate::store::OutboxMail]) -> String {
+    let mut out = format!("{:>5}  {:<8}  {:<15}  {:>5}  {:<30}  {}\n", "ID", "STATE", "KIND", "CASE", "TO", "SUBJECT");
+    for m in mails {
+        out.push_str(&format!(
+            "{:>5}  {:<8}  {:<15}  {:>5}  {:<30}  {}\n",
+            m.id,
+            m.state.as_str(),
+            m.kind,
+            m.case.map_or("-".into(), |c| c.0.to_string()),
+            cut(&m.recipients.join(" "), 30),
+            cut(&m.subject, 70),
+        ));
+        if let Some(e) = &m.last_error {
+            out.push_str(&format!("       {} tries; last: {}\n", m.attempts, cut(e, 100)));
+        }
+    }
+    out
+}
+
 /// `5h`, `12d`, `3y`: how long ago, coarsely.
 pub fn age(seconds: i64) -> String {
     let s = seconds.max(0);

@@ -41,7 +41,7 @@ impl Policy {
     }
 
     /// Whether `sender` may close, reopen or rename `case`.
-    fn may_change(&self, sender: Option<&str>, case: &CaseView) -> bool {
+    pub fn may_change(&self, sender: Option<&str>, case: &CaseView) -> bool {
         let Some(s) = sender else { return false };
         self.maintainers.iter().chain(&self.lkp_team).chain(&case.facts.report_to).any(|a| a == s)
     }

@@ -49,6 +49,7 @@ pub fn ingest(
     db: &Path,
     paths: &[PathBuf],
     settings: Settings,
+    sender: Option<crate::deliver::Sender>,
     stale_days: Option<i64>,
     now: i64,
 ) -> Result<(), Failure> {
@@ -89,7 +90,14 @@ pub fn ingest(
         if let Some(days) = stale_days {
             engine.sweep_stale(now, days).await.context("cannot mark stale cases").map_err(Failure::runtime)?;
         }
-        engine.into_store().close().await.context("cannot close the store").map_err(Failure::runtime)?;
+        let mut store = engine.into_store();
+        if let Some(sender) = &sender {
+            let sent = sender.send_due(&mut store).await.context("cannot send the outbox").map_err(Failure::runtime)?;
+            if sent.failed > 0 {
+                eprintln!("lkpbot: {} mails could not be sent yet; `lkpbot outbox` says why", sent.failed);
+            }
+        }
+        store.close().await.context("cannot close the store").map_err(Failure::runtime)?;
         if let Some(b) = bar {
             b.finish_and_clear();
         }
@@ -185,5 +193,22 @@ pub fn show(db: &Path, id: i64, json: bool, now: i64) -> Result<(), Failure> {
         write_stdout(&format!("{}\n", view::case_json(&case)))
     } else {
         write_stdout(&view::case_timeline(&case, now))
+    }
+}
+
+/// `lkpbot outbox [--json]`
+pub fn outbox(db: &Path, json: bool) -> Result<(), Failure> {
+    let rt = runtime()?;
+    let mails = rt.block_on(async {
+        let store = reader(db).await?;
+        let mails = store.outbox().await.context("cannot read the outbox").map_err(Failure::runtime);
+        store.close().await;
+        mails
+    })?;
+    if json {
+        let all: Vec<serde_json::Value> = mails.iter().map(view::mail_json).collect();
+        write_stdout(&format!("{}\n", serde_json::Value::Array(all)))
+    } else {
+        write_stdout(&view::outbox_table(&mails))
     }
 }

@@ -74,6 +74,10 @@ pub enum Command {
         /// never); `[bot] stale_days` of the config, else 30.
         #[arg(long)]
         stale_days: Option<i64>,
+        /// Answer the archive's fresh commands too (replies, retest
+        /// requests), and send them; by default history is recorded only.
+        #[arg(long)]
+        act: bool,
         #[arg(required = true)]
         paths: Vec<PathBuf>,
     },
@@ -87,6 +91,12 @@ pub enum Command {
         /// duplicate, stale, informational.
         #[arg(long, default_value = "open")]
         state: String,
+    },
+    /// Outgoing mail: queued, sent, failing (with the reason).
+    Outbox {
+        /// A JSON array of mails.
+        #[arg(long)]
+        json: bool,
     },
     /// One case with its facts and the timeline of its events.
     Case {
@@ -134,7 +144,34 @@ pub fn settings(cfg: &Config) -> Settings {
     classify.bot_addresses.push(cfg.bot.address.to_lowercase());
     let mut policy = Policy::from_classify(&classify);
     policy.maintainers = cfg.bot.maintainers.iter().map(|a| a.to_lowercase()).collect();
-    Settings { classify, policy }
+    Settings { classify, policy, acting: None }
+}
+
+/// The settings of a bot that answers: the rules, who it is, where
+/// retest requests go, and the clock.
+pub fn acting_settings(cfg: &Config, clock: fn() -> i64) -> Settings {
+    use crate::config::RetestBackend as B;
+    let mut s = settings(cfg);
+    let rules = crate::act::policy::Rules {
+        bot_address: cfg.bot.address.to_lowercase(),
+        robots: s.classify.robot_addresses.clone(),
+        fresh_hours: cfg.bot.fresh_hours,
+        max_commands: cfg.bot.max_commands,
+        replies_per_sender_hour: cfg.bot.replies_per_hour,
+        replies_per_case_hour: cfg.bot.case_replies_per_hour,
+    };
+    let identity = crate::render::Identity {
+        address: cfg.bot.address.clone(),
+        name: cfg.bot.name.clone(),
+        archive_url: cfg.bot.archive_url.clone(),
+    };
+    let retest = match cfg.retest.backend {
+        B::Email => crate::engine::RetestBackend::Email(cfg.retest.to.clone()),
+        B::Command => crate::engine::RetestBackend::Command,
+        B::None => crate::engine::RetestBackend::None,
+    };
+    s.acting = Some(crate::engine::Acting { rules, identity, retest, clock });
+    s
 }
 
 pub fn run(cli: Cli) -> Result<(), Failure> {
@@ -146,10 +183,19 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
     match cli.command {
         Command::Classify { json, paths } => classify::classify_paths(&paths, json),
         Command::Run { once } => run::run(&cfg, cli.config.as_deref(), &db, once, now),
-        Command::Ingest { stale_days, paths } => {
+        Command::Ingest { stale_days, act, paths } => {
             let days = stale_days.unwrap_or(cfg.bot.stale_days);
-            cases::ingest(&db, &paths, settings(&cfg), (days > 0).then_some(days), now())
+            let (settings, sender) = if act {
+                let path = cli.config.as_deref().unwrap_or(std::path::Path::new("lkpbot.toml"));
+                let sender =
+                    crate::deliver::Sender::from_config(&cfg, path, now).map_err(|e| Failure::usage(e.into()))?;
+                (acting_settings(&cfg, now), Some(sender))
+            } else {
+                (settings(&cfg), None)
+            };
+            cases::ingest(&db, &paths, settings, sender, (days > 0).then_some(days), now())
         }
+        Command::Outbox { json } => cases::outbox(&db, json),
         Command::Cases { json, state } => cases::list(&db, &state, json, now()),
         Command::Case { id, json } => cases::show(&db, id, json, now()),
     }

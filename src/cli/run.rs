@@ -9,8 +9,10 @@ use anyhow::Context;
 use super::cases::{open, runtime, summary, write_stdout};
 use super::failure::Failure;
 use crate::config::Config;
-use crate::daemon::{self, Shutdown};
+use crate::daemon::{self, RunSettings, Shutdown};
+use crate::deliver::Sender;
 use crate::engine::Engine;
+use crate::store::Store;
 
 pub(super) fn run(
     cfg: &Config,
@@ -19,29 +21,44 @@ pub(super) fn run(
     once: bool,
     clock: daemon::Clock,
 ) -> Result<(), Failure> {
-    let sources =
-        daemon::sources(cfg, config_path.unwrap_or(Path::new("lkpbot.toml"))).map_err(|e| Failure::usage(e.into()))?;
+    let config_path = config_path.unwrap_or(Path::new("lkpbot.toml"));
+    let sources = daemon::sources(cfg, config_path).map_err(|e| Failure::usage(e.into()))?;
+    let sender = Sender::from_config(cfg, config_path, clock).map_err(|e| Failure::usage(e.into()))?;
     if sources.is_empty() {
         tracing::warn!("no sources configured (see config/example.toml): nothing to follow");
     }
     let rt = runtime()?;
     let report = rt.block_on(async {
         let store = open(db).await?;
-        let engine = Engine::new(store, super::settings(cfg));
+        // The sender writes what it sent through a connection of its own.
+        let outbox_store = Store::open(db).await.map_err(|e| Failure::runtime(e.into()))?;
+        let engine = Engine::new(store, super::acting_settings(cfg, clock));
         let (stop, shutdown) = Shutdown::new();
         tokio::spawn(async move {
             wait_for_signal().await;
             tracing::info!("stopping: the batch in hand is stored first");
             let _ = stop.send(true);
         });
-        let (report, engine) = daemon::run(engine, sources, cfg.bot.stale_days, once, clock, shutdown)
+        let settings = RunSettings {
+            stale_days: cfg.bot.stale_days,
+            remind_days: cfg.retest.remind_days,
+            once,
+            clock,
+            sender: Some((sender, outbox_store)),
+        };
+        let (report, engine) = daemon::run(engine, sources, settings, shutdown)
             .await
             .context("the store failed")
             .map_err(Failure::runtime)?;
         engine.into_store().close().await.context("cannot close the store").map_err(Failure::runtime)?;
         Ok::<_, Failure>(report)
     })?;
-    write_stdout(&summary(&report.stats))?;
+    let mut text = summary(&report.stats);
+    text.push_str(&format!("{:<28}{:>8}\n", "mails sent", report.sent.sent));
+    if report.sent.failed > 0 {
+        text.push_str(&format!("{:<28}{:>8}\n", "mails to retry", report.sent.failed));
+    }
+    write_stdout(&text)?;
     if report.failures.is_empty() {
         return Ok(());
     }

@@ -23,6 +23,7 @@
 //! changes nothing. One bad message (a panic in parsing, say) is counted
 //! as a problem and kept quarantined; only store failures stop a run.
 
+mod acting;
 mod pipeline;
 mod threading;
 
@@ -77,13 +78,38 @@ pub struct IngestStats {
 pub struct Settings {
     pub classify: ClassifyConfig,
     pub policy: Policy,
+    /// Answering commands and asking for retests; `None` records history
+    /// only (an archive import).
+    pub acting: Option<Acting>,
+}
+
+/// What the engine needs to answer mail.
+#[derive(Clone, Debug)]
+pub struct Acting {
+    pub rules: crate::act::policy::Rules,
+    pub identity: crate::render::Identity,
+    pub retest: RetestBackend,
+    /// The wall clock (seconds since the epoch): what is fresh, and when
+    /// a mail was written.
+    pub clock: fn() -> i64,
+}
+
+/// Where retest requests go.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RetestBackend {
+    /// A mail to this address.
+    Email(String),
+    /// The configured program, given the request as JSON (the sender runs it).
+    Command,
+    /// Nowhere: the request is recorded on the case only.
+    None,
 }
 
 impl Settings {
     /// The classifier's defaults, and the policy they imply.
     pub fn with_classify(classify: ClassifyConfig) -> Settings {
         let policy = Policy::from_classify(&classify);
-        Settings { classify, policy }
+        Settings { classify, policy, acting: None }
     }
 }
 
@@ -293,6 +319,17 @@ impl Engine {
     pub async fn finish(&mut self) -> Result<IngestStats, StoreError> {
         self.flush().await?;
         Ok(std::mem::take(&mut self.stats))
+    }
+
+    /// Reminds the retest backend of requests unanswered for
+    /// `remind_days`, once; a request still unanswered as long again is
+    /// recorded on its case as timed out.
+    pub async fn remind(&mut self, now: i64, remind_days: i64) -> Result<(), StoreError> {
+        let Some(acting) = self.settings.acting.clone() else { return Ok(()) };
+        self.flush().await?;
+        let mut tx = self.store.begin().await?;
+        acting::remind(&mut tx, &acting, now, remind_days).await?;
+        tx.commit().await
     }
 
     /// Marks stale the open cases (and the cases changed since the last

@@ -205,7 +205,11 @@ impl<'a, 't> Threader<'a, 't> {
         let decision = act::apply(inc, decision, &views, &self.settings.policy, inc.at(fetched_at));
         let metrics: HashMap<CaseId, String> =
             views.iter().filter_map(|v| Some((v.id, v.facts.metric.clone().or(v.facts.signature.clone())?))).collect();
-        self.apply(inc, own, decision, &unsettled, &metrics).await
+        let (settled, cases) = self.apply(inc, own, decision, &unsettled, &metrics).await?;
+        if self.settings.acting.is_some() {
+            super::acting::act_on(self.tx, self.settings, inc, fetched_at, &cases, !unsettled.is_empty()).await?;
+        }
+        Ok(settled)
     }
 
     /// Looks up the cases a message's keys name.
@@ -236,7 +240,7 @@ impl<'a, 't> Threader<'a, 't> {
         decision: Decision,
         unsettled: &[&MessageId],
         metrics: &HashMap<CaseId, String>,
-    ) -> Result<bool, StoreError> {
+    ) -> Result<(bool, BTreeSet<CaseId>), StoreError> {
         let id = &inc.message_id;
         let before: Vec<(CaseId, Strategy)> = self.tx.memberships(id).await?;
         let (opens, atts) = match decision {
@@ -326,7 +330,7 @@ impl<'a, 't> Threader<'a, 't> {
         changed.sort();
         changed.dedup();
         self.enqueue_dependents(&changed).await?;
-        Ok(settled)
+        Ok((settled, now))
     }
 }
 

@@ -269,6 +269,31 @@ impl Tx<'_> {
         rows.iter().map(|r| rows::event(r).map(|(_, e)| e)).collect()
     }
 
+    /// Adds an event no message caused (stale marks aside): the bot's own
+    /// doings, like a retest request timing out.
+    pub async fn add_event(&mut self, case: CaseId, e: &Event) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO events (case_id, at, kind, message_id, seq, verdict, fix_commit, note) \
+             VALUES ($1, $2, $3, NULL, 0, NULL, NULL, $4)",
+        )
+        .bind(case.0)
+        .bind(e.at)
+        .bind(e.kind.as_str())
+        .bind(e.note.as_deref())
+        .execute(&mut *self.tx)
+        .await
+        .map_err(err("record an event"))?;
+        Ok(())
+    }
+
+    /// Recomputes a case's state and summary from its events.
+    pub async fn replay(&mut self, case: CaseId) -> Result<(), StoreError> {
+        let Some(view) = self.case_views(&[case]).await?.pop() else { return Ok(()) };
+        let events = self.events(case).await?;
+        let (progress, _) = crate::thread::replay(view.facts.kind, &events);
+        self.set_progress(case, &progress, view.facts.opened_at).await
+    }
+
     /// Stores the replay of a case's events.
     pub async fn set_progress(&mut self, case: CaseId, p: &Progress, opened_at: i64) -> Result<(), StoreError> {
         sqlx::query(

@@ -314,6 +314,15 @@ impl Store {
             .map_err(err("read the outbox"))
     }
 
+    /// Adds an event no message caused (the bot's own doings) to a case,
+    /// and replays the case.
+    pub async fn record_event(&mut self, case: CaseId, e: &crate::thread::Event) -> Result<(), StoreError> {
+        let mut tx = self.begin().await?;
+        tx.add_event(case, e).await?;
+        tx.replay(case).await?;
+        tx.commit().await
+    }
+
     pub async fn mark_sent(&mut self, id: i64, at: i64) -> Result<(), StoreError> {
         sqlx::query(
             "UPDATE outbox SET state = 'sent', sent_at = $2, attempts = attempts + 1, last_error = NULL WHERE id = $1",

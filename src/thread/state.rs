@@ -149,10 +149,14 @@ pub enum EventKind {
     Retitled,
     /// No activity for the stale window (no message).
     Stale,
+    /// The bot handed a retest request to its backend (no message).
+    RetestDispatched,
+    /// A retest request went unanswered through its reminder.
+    RetestTimedOut,
 }
 
 impl EventKind {
-    pub const ALL: [EventKind; 13] = [
+    pub const ALL: [EventKind; 15] = [
         EventKind::Reported,
         EventKind::ReportedAgain,
         EventKind::RelatedReport,
@@ -166,6 +170,8 @@ impl EventKind {
         EventKind::Reopened,
         EventKind::Retitled,
         EventKind::Stale,
+        EventKind::RetestDispatched,
+        EventKind::RetestTimedOut,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -183,6 +189,8 @@ impl EventKind {
             EventKind::Reopened => "reopened",
             EventKind::Retitled => "retitled",
             EventKind::Stale => "stale",
+            EventKind::RetestDispatched => "retest-dispatched",
+            EventKind::RetestTimedOut => "retest-timed-out",
         }
     }
 

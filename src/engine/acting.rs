@@ -1,0 +1,258 @@
+//! Answering mail, in the transaction that threads it: a command mail's
+//! one reply and the retest it asks for; a retest result's verdict to
+//! whoever asked. What to say is decided by `act::policy` and written by
+//! `render`; this only looks up what they need and queues the result in
+//! the outbox.
+//!
+//! Each mail has a cause (`reply:<id>`, `retest:<case>:<id>`,
+//! `verdict:<case>:<id>`) and the outbox holds at most one mail per
+//! cause, so threading a message again (a late ancestor, a restart)
+//! never answers twice. A message threaded again later is answered then
+//! only if it is still fresh.
+
+use std::collections::BTreeSet;
+
+use super::{Acting, RetestBackend, Settings};
+use crate::act::{self, policy};
+use crate::classify::Kind;
+use crate::render;
+use crate::store::{NewMail, RetestRequest, StoreError, Tx};
+use crate::thread::{CaseId, CaseView, Event, EventKind, Incoming};
+
+/// Answers `inc` if it calls for an answer; `cases` are the cases it is
+/// in now, `waiting` says an ancestor has not arrived.
+pub(super) async fn act_on(
+    tx: &mut Tx<'_>,
+    settings: &Settings,
+    inc: &Incoming,
+    fetched_at: i64,
+    cases: &BTreeSet<CaseId>,
+    waiting: bool,
+) -> Result<(), StoreError> {
+    match inc.kind() {
+        Kind::Command => command(tx, settings, inc, fetched_at, cases, waiting).await,
+        Kind::RetestResult => verdicts(tx, settings, inc, fetched_at, cases).await,
+        _ => Ok(()),
+    }
+}
+
+async fn command(
+    tx: &mut Tx<'_>,
+    settings: &Settings,
+    inc: &Incoming,
+    fetched_at: i64,
+    cases: &BTreeSet<CaseId>,
+    waiting: bool,
+) -> Result<(), StoreError> {
+    let Some(acting) = settings.acting.clone() else { return Ok(()) };
+    let cause = format!("reply:{}", inc.message_id);
+    if tx.has_mail(&cause).await? {
+        return Ok(());
+    }
+    let now = (acting.clock)();
+    let case: Option<CaseView> = match cases.iter().next() {
+        Some(c) => tx.case_views(&[*c]).await?.pop(),
+        None => None,
+    };
+    let sender = inc.from.clone().unwrap_or_default();
+    let pending = match &case {
+        Some(c) => tx.open_retest_requests(c.id).await?.first().map(|r| (r.requested_at, r.requested_by.clone())),
+        None => None,
+    };
+    let world = policy::World {
+        now,
+        fetched_at,
+        may_change: case.as_ref().is_some_and(|c| settings.policy.may_change(inc.from.as_deref(), c)),
+        pending_retest: pending,
+        replies_to_sender: tx.mails_to_since("reply", &sender, now - 3600).await?,
+        replies_in_case: match &case {
+            Some(c) => tx.case_mails_since("reply", c.id, now - 3600).await?,
+            None => 0,
+        },
+        waiting,
+        case,
+    };
+    let response = match policy::respond(inc, &world, &acting.rules) {
+        Ok(r) => r,
+        Err(silence) => {
+            tracing::debug!(message_id = %inc.message_id, ?silence, "no answer");
+            return Ok(());
+        }
+    };
+    let case = world.case.as_ref();
+    let out = render::reply(inc, &response, case, &acting.identity, &cause, now, acting.rules.max_commands);
+    queue(tx, &cause, "reply", case.map(|c| c.id), inc, Some(&sender), &out, &acting.identity, now).await?;
+    tracing::info!(message_id = %inc.message_id, to = %sender, commands = response.outcomes.len(), "reply queued");
+    if let (Some(target), Some(case)) = (response.request_retest, case) {
+        let request = RetestRequest {
+            case: case.id,
+            message_id: inc.message_id.clone(),
+            requested_by: sender.clone(),
+            requested_at: now,
+            target: target.clone(),
+            answered_at: None,
+            reminded_at: None,
+            timed_out_at: None,
+        };
+        tx.add_retest_request(&request).await?;
+        let report = tx.report_facts(&case.facts.report_message_id).await?;
+        let facts = render::RetestRequestFacts::new(case, report.as_ref(), inc, target.as_deref(), &acting.identity);
+        let cause = format!("retest:{}:{}", case.id, inc.message_id);
+        match &acting.retest {
+            RetestBackend::Email(to) => {
+                let out =
+                    render::retest_request(&facts, to, &case.facts.report_message_id, &acting.identity, &cause, now);
+                queue(tx, &cause, "retest-request", Some(case.id), inc, Some(&sender), &out, &acting.identity, now)
+                    .await?;
+            }
+            RetestBackend::Command => {
+                // The sender runs the program with this JSON on stdin.
+                let json = serde_json::to_vec(&facts).unwrap_or_default();
+                let mail = NewMail {
+                    cause: cause.clone(),
+                    kind: "retest-command",
+                    case: Some(case.id),
+                    in_reply_to: Some(inc.message_id.clone()),
+                    message_id: render::message_id(&cause, &acting.identity),
+                    addressee: Some(sender.clone()),
+                    recipients: Vec::new(),
+                    sender: acting.identity.address.clone(),
+                    subject: format!("retest request: case {}", case.id),
+                    raw: json,
+                    created_at: now,
+                };
+                tx.enqueue(&mail).await?;
+            }
+            RetestBackend::None => {}
+        }
+        tracing::info!(case = case.id.0, requested_by = %sender, "retest requested");
+    }
+    Ok(())
+}
+
+/// A retest result in cases with requests the bot made: each requester
+/// hears the verdict once, and the requests are answered.
+async fn verdicts(
+    tx: &mut Tx<'_>,
+    settings: &Settings,
+    inc: &Incoming,
+    fetched_at: i64,
+    cases: &BTreeSet<CaseId>,
+) -> Result<(), StoreError> {
+    let Some(acting) = settings.acting.clone() else { return Ok(()) };
+    let now = (acting.clock)();
+    let fresh = act::is_fresh(inc.date, fetched_at, now, acting.rules.fresh_hours);
+    let r = inc.classified.retests.iter().find(|r| r.verdict.is_some()).or(inc.classified.retests.first());
+    let verdict = r.and_then(|r| r.verdict).or(inc.prose_verdict);
+    let verdict_text = verdict.map_or("no verdict in the result", |v| v.as_str());
+    let share = r.and_then(|r| r.recovered_share).map(|n| n.0);
+    let fix = r.map_or_else(|| "-".to_string(), |r| r.fix.short.clone());
+    let metric = r.map_or_else(|| "-".to_string(), |r| r.metric.clone());
+    for case_id in cases {
+        let requests = tx.open_retest_requests(*case_id).await?;
+        if requests.is_empty() {
+            continue;
+        }
+        let Some(case) = tx.case_views(&[*case_id]).await?.pop() else { continue };
+        if fresh {
+            for req in &requests {
+                let cause = format!("verdict:{}:{}", case.id, req.message_id);
+                let out = render::verdict(
+                    &req.requested_by,
+                    req.requested_at,
+                    inc,
+                    &case,
+                    verdict_text,
+                    share,
+                    &fix,
+                    &metric,
+                    &acting.identity,
+                    &cause,
+                    now,
+                );
+                queue(tx, &cause, "verdict", Some(case.id), inc, Some(&req.requested_by), &out, &acting.identity, now)
+                    .await?;
+                tracing::info!(case = case.id.0, to = %req.requested_by, verdict = verdict_text, "verdict queued");
+            }
+        }
+        tx.answer_retest_requests(case.id, &inc.message_id, now).await?;
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn queue(
+    tx: &mut Tx<'_>,
+    cause: &str,
+    kind: &'static str,
+    case: Option<CaseId>,
+    inc: &Incoming,
+    addressee: Option<&str>,
+    out: &render::Outgoing,
+    identity: &render::Identity,
+    now: i64,
+) -> Result<bool, StoreError> {
+    let mail = NewMail {
+        cause: cause.to_string(),
+        kind,
+        case,
+        in_reply_to: Some(inc.message_id.clone()),
+        message_id: out.message_id.clone(),
+        addressee: addressee.map(str::to_string),
+        recipients: out.recipients(),
+        sender: identity.address.clone(),
+        subject: out.subject.clone(),
+        raw: out.to_rfc5322(identity),
+        created_at: now,
+    };
+    tx.enqueue(&mail).await
+}
+
+/// Reminders and timeouts of unanswered retest requests (see
+/// `Engine::remind`).
+pub(super) async fn remind(tx: &mut Tx<'_>, acting: &Acting, now: i64, remind_days: i64) -> Result<(), StoreError> {
+    let period = remind_days.max(1) * 86_400;
+    for req in tx.overdue_retest_requests(now - period).await? {
+        let Some(case) = tx.case_views(&[req.case]).await?.pop() else { continue };
+        if req.reminded_at.is_some() {
+            tx.mark_timed_out(&req, now).await?;
+            let mut e = Event::new(now, EventKind::RetestTimedOut, None);
+            e.note = Some(format!("no result for the retest {} asked for", req.requested_by));
+            tx.add_event(case.id, &e).await?;
+            tx.replay(case.id).await?;
+            tracing::info!(case = case.id.0, "retest request timed out");
+            continue;
+        }
+        let RetestBackend::Email(to) = &acting.retest else {
+            tx.mark_reminded(&req, now).await?;
+            continue;
+        };
+        let report = tx.report_facts(&case.facts.report_message_id).await?;
+        // The request as it was made, from the case and what it named.
+        let facts = render::RetestRequestFacts {
+            request: req.message_id.to_string(),
+            request_link: acting.identity.link(&req.message_id),
+            requester: req.requested_by.clone(),
+            ..render::RetestRequestFacts::of_case(&case, report.as_ref(), req.target.as_deref(), &acting.identity)
+        };
+        let cause = format!("reminder:{}:{}", case.id, req.message_id);
+        let out = render::reminder(&facts, req.requested_at, to, &acting.identity, &cause, now);
+        let mail = NewMail {
+            cause: cause.clone(),
+            kind: "reminder",
+            case: Some(case.id),
+            in_reply_to: Some(case.facts.report_message_id.clone()),
+            message_id: out.message_id.clone(),
+            addressee: Some(req.requested_by.clone()),
+            recipients: out.recipients(),
+            sender: acting.identity.address.clone(),
+            subject: out.subject.clone(),
+            raw: out.to_rfc5322(&acting.identity),
+            created_at: now,
+        };
+        tx.enqueue(&mail).await?;
+        tx.mark_reminded(&req, now).await?;
+        tracing::info!(case = case.id.0, "retest reminder queued");
+    }
+    Ok(())
+}
