@@ -181,11 +181,14 @@ fn default_smtp_tls() -> Tls {
 pub struct OutboxConfig {
     /// Dry run: replies written here as `.eml` files.
     pub dir: PathBuf,
+    /// The first wait before a failed mail is tried again; it doubles up
+    /// to an hour.
+    pub retry_seconds: u64,
 }
 
 impl Default for OutboxConfig {
     fn default() -> Self {
-        OutboxConfig { dir: PathBuf::from("outbox") }
+        OutboxConfig { dir: PathBuf::from("outbox"), retry_seconds: 30 }
     }
 }
 

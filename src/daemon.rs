@@ -214,7 +214,7 @@ pub async fn run(
     let RunSettings { stale_days, remind_days, once, clock, sender } = settings;
     let outbox = Arc::new(Notify::new());
     let (engine_done, done) = watch::channel(false);
-    let sending = sender.map(|(s, store)| tokio::spawn(send_loop(s, store, outbox.clone(), done, clock)));
+    let sending = sender.map(|(s, store)| tokio::spawn(send_loop(s, store, outbox.clone(), done, clock, once)));
     let (tx, mut rx) = mpsc::channel::<Job>(4);
     let handle = EngineHandle(tx);
     let mut tasks = tokio::task::JoinSet::new();
@@ -312,12 +312,14 @@ async fn send_loop(
     queued: Arc<Notify>,
     mut done: watch::Receiver<bool>,
     clock: Clock,
+    once: bool,
 ) -> Result<Sent, StoreError> {
     tracing::info!(to = %sender.describe(), "sending the outbox");
     let mut total = Sent::default();
     loop {
         let finished = *done.borrow_and_update();
-        let s = sender.send_due(&mut store).await?;
+        // The last pass of a `--once` run tries everything unsent.
+        let s = if finished && once { sender.send_all(&mut store).await? } else { sender.send_due(&mut store).await? };
         total.sent += s.sent;
         total.failed += s.failed;
         if finished {

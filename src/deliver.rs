@@ -17,8 +17,7 @@ use crate::config::{Config, ConfigError, Tls};
 use crate::store::{OutboxMail, Store, StoreError};
 use crate::thread::{Event, EventKind};
 
-/// The first retry after a failure; it doubles up to [`MAX_RETRY`].
-const FIRST_RETRY: i64 = 30;
+/// The longest wait between tries of a failing mail.
 const MAX_RETRY: i64 = 3600;
 /// Mails sent per pass.
 const PER_PASS: i64 = 50;
@@ -51,6 +50,9 @@ pub struct Sender {
     transport: Transport,
     command: Option<RetestCommand>,
     clock: fn() -> i64,
+    /// The first wait after a failure (`[outbox] retry_seconds`); it
+    /// doubles up to [`MAX_RETRY`].
+    first_retry: i64,
 }
 
 impl Sender {
@@ -91,12 +93,13 @@ impl Sender {
             argv: cfg.retest.command.clone(),
             timeout: Duration::from_secs(cfg.retest.timeout_seconds),
         });
-        Ok(Sender { transport, command, clock })
+        let first_retry = i64::try_from(cfg.outbox.retry_seconds).unwrap_or(MAX_RETRY).clamp(1, MAX_RETRY);
+        Ok(Sender { transport, command, clock, first_retry })
     }
 
     /// A dry run into `dir`.
     pub fn to_dir(dir: PathBuf, clock: fn() -> i64) -> Sender {
-        Sender { transport: Transport::Dir(dir), command: None, clock }
+        Sender { transport: Transport::Dir(dir), command: None, clock, first_retry: 30 }
     }
 
     /// Where mail goes, for logs.
@@ -109,11 +112,21 @@ impl Sender {
 
     /// Sends what is due; a failure is recorded and retried later.
     pub async fn send_due(&self, store: &mut Store) -> Result<Sent, StoreError> {
+        self.send(store, false).await
+    }
+
+    /// Sends every mail not sent yet, due or not (a pass by hand, `run
+    /// --once`, does not wait out a backoff).
+    pub async fn send_all(&self, store: &mut Store) -> Result<Sent, StoreError> {
+        self.send(store, true).await
+    }
+
+    async fn send(&self, store: &mut Store, all: bool) -> Result<Sent, StoreError> {
         let mut out = Sent::default();
-        let now = (self.clock)();
+        let now = if all { i64::MAX } else { (self.clock)() };
         for mail in store.due_mail(now, PER_PASS).await? {
             let result =
-                if mail.kind == "retest-command" { self.run_command(&mail).await } else { self.send(&mail).await };
+                if mail.kind == "retest-command" { self.run_command(&mail).await } else { self.send_one(&mail).await };
             let now = (self.clock)();
             match result {
                 Ok(note) => {
@@ -127,7 +140,7 @@ impl Sender {
                     }
                 }
                 Err(e) => {
-                    let wait = (FIRST_RETRY << mail.attempts.clamp(0, 16)).min(MAX_RETRY);
+                    let wait = (self.first_retry << mail.attempts.clamp(0, 16)).min(MAX_RETRY);
                     store.mark_failed(mail.id, &e, now + wait).await?;
                     out.failed += 1;
                     tracing::warn!(kind = %mail.kind, message_id = %mail.message_id, error = %e, retry_in = wait, "not sent");
@@ -138,7 +151,7 @@ impl Sender {
     }
 
     /// Sends one mail; for a retest request, what to record on the case.
-    async fn send(&self, mail: &OutboxMail) -> Result<Option<String>, String> {
+    async fn send_one(&self, mail: &OutboxMail) -> Result<Option<String>, String> {
         let note =
             (mail.kind == "retest-request").then(|| format!("retest request mailed to {}", mail.recipients.join(", ")));
         match &self.transport {

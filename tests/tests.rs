@@ -26,6 +26,8 @@ mod order;
 mod processes;
 /// Random and mutated mail must never panic the parser or the classifier.
 mod props;
+/// The bot answering through a private Postfix into a private Dovecot.
+mod replies;
 /// The five seed mails the product started from.
 mod seeds;
 /// The store on a real SQLite file: migrations, uniqueness, kept bytes.

@@ -49,7 +49,7 @@ pub fn ingest(
     db: &Path,
     paths: &[PathBuf],
     settings: Settings,
-    sender: Option<crate::deliver::Sender>,
+    send: Option<(crate::config::Config, PathBuf)>,
     stale_days: Option<i64>,
     now: i64,
 ) -> Result<(), Failure> {
@@ -91,7 +91,9 @@ pub fn ingest(
             engine.sweep_stale(now, days).await.context("cannot mark stale cases").map_err(Failure::runtime)?;
         }
         let mut store = engine.into_store();
-        if let Some(sender) = &sender {
+        if let Some((cfg, path)) = &send {
+            let sender =
+                crate::deliver::Sender::from_config(cfg, path, super::now).map_err(|e| Failure::usage(e.into()))?;
             let sent = sender.send_due(&mut store).await.context("cannot send the outbox").map_err(Failure::runtime)?;
             if sent.failed > 0 {
                 eprintln!("lkpbot: {} mails could not be sent yet; `lkpbot outbox` says why", sent.failed);

@@ -108,7 +108,7 @@ pub enum Command {
 }
 
 /// The wall clock, read here at the edge and passed down as a value.
-fn now() -> i64 {
+pub(crate) fn now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
@@ -185,15 +185,9 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
         Command::Run { once } => run::run(&cfg, cli.config.as_deref(), &db, once, now),
         Command::Ingest { stale_days, act, paths } => {
             let days = stale_days.unwrap_or(cfg.bot.stale_days);
-            let (settings, sender) = if act {
-                let path = cli.config.as_deref().unwrap_or(std::path::Path::new("lkpbot.toml"));
-                let sender =
-                    crate::deliver::Sender::from_config(&cfg, path, now).map_err(|e| Failure::usage(e.into()))?;
-                (acting_settings(&cfg, now), Some(sender))
-            } else {
-                (settings(&cfg), None)
-            };
-            cases::ingest(&db, &paths, settings, sender, (days > 0).then_some(days), now())
+            let settings = if act { acting_settings(&cfg, now) } else { settings(&cfg) };
+            let send = act.then(|| (cfg.clone(), cli.config.clone().unwrap_or_else(|| PathBuf::from("lkpbot.toml"))));
+            cases::ingest(&db, &paths, settings, send, (days > 0).then_some(days), now())
         }
         Command::Outbox { json } => cases::outbox(&db, json),
         Command::Cases { json, state } => cases::list(&db, &state, json, now()),

@@ -23,12 +23,13 @@ pub(super) fn run(
 ) -> Result<(), Failure> {
     let config_path = config_path.unwrap_or(Path::new("lkpbot.toml"));
     let sources = daemon::sources(cfg, config_path).map_err(|e| Failure::usage(e.into()))?;
-    let sender = Sender::from_config(cfg, config_path, clock).map_err(|e| Failure::usage(e.into()))?;
     if sources.is_empty() {
         tracing::warn!("no sources configured (see config/example.toml): nothing to follow");
     }
     let rt = runtime()?;
     let report = rt.block_on(async {
+        // The SMTP connection pool lives in the runtime: build it here.
+        let sender = Sender::from_config(cfg, config_path, clock).map_err(|e| Failure::usage(e.into()))?;
         let store = open(db).await?;
         // The sender writes what it sent through a connection of its own.
         let outbox_store = Store::open(db).await.map_err(|e| Failure::runtime(e.into()))?;

@@ -1,7 +1,7 @@
 //! A private Dovecot (IMAP) for one test, on 127.0.0.1 and a free port,
 //! in a temp dir, from the recipe in `../shared/docs/STACK.md`: started
-//! in the foreground as a child, killed (SIGKILL) when dropped. Users
-//! `bot` (password `botpass`) and `alice` (`alicepass`).
+//! in the foreground as a child, killed (SIGKILL) when dropped. Users are
+//! [`USERS`], each with the password `<user>pass`.
 //!
 //! When `dovecot` is not installed the tests that need it skip, unless
 //! `LKPBOT_REQUIRE_SERVERS` is set (CI sets it): then they fail.
@@ -12,9 +12,14 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// The users, each with the password `<user>pass`.
+pub const USERS: &[&str] = &["bot", "alice", "lkp", "boss", "stranger", "author"];
+
 pub struct Dovecot {
     pub dir: tempfile::TempDir,
     pub imap_port: u16,
+    /// Where a Postfix delivers into it.
+    pub lmtp_port: u16,
     /// With TLS: the implicit-TLS port (the plain one offers STARTTLS),
     /// and the certificate authority that signed the server's cert.
     pub tls: Option<(u16, PathBuf)>,
@@ -49,7 +54,7 @@ impl Dovecot {
             return None;
         }
         let dir = tempfile::tempdir().unwrap();
-        let mut d = Dovecot { dir, imap_port: free_port(), tls: None, child: None };
+        let mut d = Dovecot { dir, imap_port: free_port(), lmtp_port: free_port(), tls: None, child: None };
         d.write_config();
         d.launch();
         Some(d)
@@ -63,7 +68,8 @@ impl Dovecot {
         }
         let dir = tempfile::tempdir().unwrap();
         let ca = make_certificates(dir.path());
-        let mut d = Dovecot { dir, imap_port: free_port(), tls: Some((free_port(), ca)), child: None };
+        let mut d =
+            Dovecot { dir, imap_port: free_port(), lmtp_port: free_port(), tls: Some((free_port(), ca)), child: None };
         d.write_config();
         d.launch();
         Some(d)
@@ -85,8 +91,9 @@ impl Dovecot {
         // Auth runs as dovecot, mail as nobody: both must reach the files.
         run("chmod", &["755", d.to_str().unwrap()]);
         run("chown", &["nobody:nogroup", d.join("mail").to_str().unwrap()]);
-        std::fs::write(d.join("users"), "bot:{PLAIN}botpass::::\nalice:{PLAIN}alicepass::::\n").unwrap();
-        let lmtp = free_port();
+        let users: String = USERS.iter().map(|u| format!("{u}:{{PLAIN}}{u}pass::::\n")).collect();
+        std::fs::write(d.join("users"), users).unwrap();
+        let lmtp = self.lmtp_port;
         let (ssl, imaps) = match &self.tls {
             Some((port, _)) => {
                 (format!("yes\nssl_cert = <{0}/server.pem\nssl_key = <{0}/server.key", d.display()), *port)
@@ -155,6 +162,29 @@ impl Dovecot {
         let out = Command::new("doveadm").arg("-c").arg(self.config()).args(args).output().unwrap();
         assert!(out.status.success(), "doveadm {args:?}: {}", String::from_utf8_lossy(&out.stderr));
         String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Every message in `user`'s INBOX, in order.
+    pub fn messages(&self, user: &str) -> Vec<Vec<u8>> {
+        let port = self.imap_port;
+        let user = user.to_string();
+        crate::thread::block_on(async move {
+            let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+            let mut client = async_imap::Client::new(tcp);
+            client.read_response().await.unwrap();
+            let password = format!("{user}pass");
+            let mut session = client.login(&user, &password).await.map_err(|(e, _)| e).unwrap();
+            let mb = session.select("INBOX").await.unwrap();
+            let mut out = Vec::new();
+            if mb.exists > 0 {
+                use futures_util::TryStreamExt;
+                let fetched: Vec<async_imap::types::Fetch> =
+                    session.fetch("1:*", "BODY.PEEK[]").await.unwrap().try_collect().await.unwrap();
+                out = fetched.iter().filter_map(|f| f.body().map(<[u8]>::to_vec)).collect();
+            }
+            session.logout().await.unwrap();
+            out
+        })
     }
 
     /// Appends messages to `user`'s INBOX over IMAP, in order.

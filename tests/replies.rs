@@ -1,0 +1,306 @@
+//! The bot answering, end to end: a private Dovecot holds the list's
+//! mailbox (the bot's INBOX) and everyone's mail, a private Postfix takes
+//! the bot's mail and delivers it there; `lkpbot run` reads the list,
+//! answers commands, and what it sent is read back over IMAP.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::thread::fixture_messages;
+use crate::util::dovecot::Dovecot;
+use crate::util::postfix::Postfix;
+
+const PASSWORD_ENV: &str = "LKPBOT_TEST_IMAP_PASSWORD";
+const REPORT: &str = "202611300900.rep0001-lkp@intel.com";
+
+fn now() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64
+}
+
+fn date(t: i64) -> String {
+    jiff::Timestamp::from_second(t).unwrap().strftime("%a, %d %b %Y %H:%M:%S +0000").to_string()
+}
+
+/// A Dovecot, a Postfix delivering into it, and a bot config following
+/// `bot`'s INBOX and sending through the Postfix.
+struct Stack {
+    d: Dovecot,
+    p: Postfix,
+    dir: tempfile::TempDir,
+    cfg: PathBuf,
+}
+
+fn stack(extra: &str) -> Option<Stack> {
+    let d = Dovecot::start()?;
+    let p = Postfix::start(d.lmtp_port)?;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("lkpbot.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[store]\npath = \"store.db\"\n\n[bot]\naddress = \"bot@example.org\"\nmaintainers = [\"boss@example.org\"]\n\
+             stale_days = 0\n\n[[sources]]\nkind = \"imap\"\nhost = \"127.0.0.1\"\nport = {}\ntls = \"none\"\nuser = \"bot\"\n\
+             password_env = \"{PASSWORD_ENV}\"\npoll_seconds = 3600\n\n[smtp]\nhost = \"127.0.0.1\"\nport = {}\ntls = \"none\"\n\n\
+             [retest]\nbackend = \"email\"\nto = \"lkp@example.org\"\n\n[outbox]\nretry_seconds = 1\n{extra}",
+            d.imap_port, p.smtp_port
+        ),
+    )
+    .unwrap();
+    Some(Stack { d, p, dir, cfg })
+}
+
+impl Stack {
+    fn lkpbot(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_lkpbot"));
+        c.arg("--config").arg(&self.cfg).args(args).env(PASSWORD_ENV, "botpass").env("RUST_LOG", "info");
+        c
+    }
+
+    fn run_once(&self) -> Output {
+        let out = self.lkpbot(&["run", "--once"]).output().unwrap();
+        assert!(out.status.success(), "run --once: {}", String::from_utf8_lossy(&out.stderr));
+        out
+    }
+
+    fn spawn(&self) -> Child {
+        let log = std::fs::File::create(self.dir.path().join("bot.log")).unwrap();
+        self.lkpbot(&["run"]).stdout(Stdio::null()).stderr(log).spawn().unwrap()
+    }
+
+    /// Waits until `user` has `n` messages, and returns them parsed.
+    fn mail_of(&self, user: &str, n: usize) -> Vec<lkpbot::mail::Mail> {
+        let start = Instant::now();
+        loop {
+            let msgs = self.d.messages(user);
+            if msgs.len() >= n {
+                return msgs.iter().map(|m| lkpbot::mail::parse(m)).collect();
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(15),
+                "{user} has {} messages, not {n}: {}",
+                msgs.len(),
+                self.p.log()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// That `user` has exactly `n` messages, a moment after all is sent.
+    fn still_has(&self, user: &str, n: usize) {
+        std::thread::sleep(Duration::from_millis(700));
+        assert_eq!(self.d.messages(user).len(), n, "{user}");
+    }
+
+    /// The outbox as `outbox --json` shows it (empty while there is no
+    /// store yet).
+    fn outbox(&self) -> Vec<serde_json::Value> {
+        let out = self.lkpbot(&["outbox", "--json"]).output().unwrap();
+        if !out.status.success() {
+            assert!(
+                String::from_utf8_lossy(&out.stderr).contains("no store"),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            return Vec::new();
+        }
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap().as_array().unwrap().clone()
+    }
+}
+
+/// The robot's report, sent now to `author@example.org`.
+fn report() -> Vec<u8> {
+    let r = String::from_utf8(fixture_messages("reply-chain")[0].clone()).unwrap();
+    let r = r
+        .replace("202603051000.aaaa0001-lkp@intel.com", REPORT)
+        .replace("Ada Writer <ada@example.org>", "Au Thor <author@example.org>");
+    let (head, body) = r.split_once("\n\n").unwrap();
+    let head: String = head.lines().filter(|l| !l.starts_with("Date:")).map(|l| format!("{l}\n")).collect::<String>();
+    format!("Date: {}\n{head}\n{body}", date(now() - 600)).into_bytes()
+}
+
+/// A reply in the report's thread from `from`, written `age` seconds ago.
+fn reply(id: &str, from: &str, headers: &str, body: &str, age: i64) -> Vec<u8> {
+    format!(
+        "From: {from}\nTo: Au Thor <author@example.org>\nSubject: Re: [linus:master] [mm] 1234567890: will-it-scale.per_process_ops 12.5% regression\n\
+         Date: {}\nMessage-ID: <{id}>\nIn-Reply-To: <{REPORT}>\nReferences: <{REPORT}>\n{headers}\n{body}\n",
+        date(now() - age)
+    )
+    .into_bytes()
+}
+
+fn text(m: &lkpbot::mail::Mail) -> &str {
+    &m.body
+}
+
+/// "please retest" is answered in the requester's mailbox, threaded; one
+/// retest request reaches the LKP team with what they need; asking again
+/// is acknowledged, not requested twice; a quoted request is nothing.
+#[test]
+fn a_retest_request_is_answered_and_passed_on_once() {
+    let Some(s) = stack("") else { return };
+    s.d.append(
+        "bot",
+        &[report(), reply("c1@example.org", "Alice <alice@example.org>", "", "Thanks.\n\nplease retest", 60)],
+    );
+    s.run_once();
+    let alice = s.mail_of("alice", 1);
+    let r = &alice[0];
+    assert_eq!(r.in_reply_to.as_ref().unwrap().as_str(), "c1@example.org");
+    let refs: Vec<&str> = r.references.iter().map(|x| x.as_str()).collect();
+    assert_eq!(refs, [REPORT, "c1@example.org"]);
+    assert!(r.subject.starts_with("Re: [linus:master]"), "{}", r.subject);
+    assert!(text(r).contains("> please retest") && text(r).contains("Retest requested"), "{}", text(r));
+    assert!(text(r).lines().all(|l| l.chars().count() <= 78), "{}", text(r));
+    assert_eq!(r.auto_submitted.as_deref(), Some("auto-replied"));
+    let to_author = s.mail_of("author", 1);
+    assert_eq!(to_author[0].message_id, r.message_id, "the thread's recipients are copied");
+    let lkp = s.mail_of("lkp", 1);
+    let req = text(&lkp[0]);
+    for needle in ["alice@example.org", "1234567890abcdef1234567890abcdef12345678", "will-it-scale", "c1@example.org"] {
+        assert!(req.contains(needle), "{needle} not in the request:\n{req}");
+    }
+
+    // Again, while the first is pending: acknowledged, not asked again.
+    s.d.append("bot", &[reply("c2@example.org", "Alice <alice@example.org>", "", "#lkp retest", 30)]);
+    s.run_once();
+    let alice = s.mail_of("alice", 2);
+    assert!(text(&alice[1]).contains("pending already"), "{}", text(&alice[1]));
+    s.still_has("lkp", 1);
+
+    // Quoted, it is someone else's request being quoted: nothing.
+    s.d.append("bot", &[reply("c3@example.org", "Alice <alice@example.org>", "", "> please retest\n\nAgreed.", 20)]);
+    s.run_once();
+    s.still_has("alice", 2);
+    drop(s.dir);
+}
+
+/// Who may close a case; an unknown command; mail the bot must never
+/// answer; history from before the window.
+#[test]
+fn who_may_what_and_who_is_never_answered() {
+    let Some(s) = stack("") else { return };
+    s.d.append(
+        "bot",
+        &[
+            report(),
+            reply("s1@example.org", "Stranger <stranger@example.org>", "", "#lkp resolve", 60),
+            reply("u1@example.org", "Alice <alice@example.org>", "", "#lkp retset", 50),
+            reply("b0@example.org", "Bot <bot@example.org>", "", "#lkp status", 40),
+            reply("a0@example.org", "Alice <alice@example.org>", "Auto-Submitted: auto-replied\n", "#lkp status", 40),
+            reply("m0@example.org", "Mail Delivery System <MAILER-DAEMON@mx.example.org>", "", "#lkp status", 40),
+            reply("old@example.org", "Alice <alice@example.org>", "", "#lkp status", 3 * 86_400),
+        ],
+    );
+    s.run_once();
+    let stranger = s.mail_of("stranger", 1);
+    assert!(text(&stranger[0]).contains("Not done: only"), "{}", text(&stranger[0]));
+    let alice = s.mail_of("alice", 1);
+    assert!(text(&alice[0]).contains("did you mean \"#lkp retest\"") && text(&alice[0]).contains("#lkp status"));
+    // The bot's own mail, an auto-reply, a bounce and an old command: no
+    // answer to any of them (alice has only the typo's answer).
+    s.still_has("alice", 1);
+    s.still_has("bot", 7);
+    let outbox = s.outbox();
+    assert_eq!(outbox.len(), 2, "{outbox:?}");
+
+    s.d.append("bot", &[reply("b1@example.org", "The Boss <boss@example.org>", "", "#lkp resolve", 10)]);
+    s.run_once();
+    let boss = s.mail_of("boss", 1);
+    assert!(text(&boss[0]).contains("Done: case") && text(&boss[0]).contains("resolved"), "{}", text(&boss[0]));
+    let cases = s.lkpbot(&["cases", "--json", "--state", "all"]).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&cases.stdout).unwrap();
+    assert_eq!(v[0]["state"], "resolved");
+}
+
+/// The SMTP server is down while replies are due, and the bot is killed
+/// before it could send: once the server is back, each reply is sent
+/// exactly once.
+#[test]
+fn replies_survive_a_dead_server_and_a_killed_bot() {
+    let Some(mut s) = stack("") else { return };
+    s.p.stop();
+    s.d.append("bot", &[report(), reply("k1@example.org", "Alice <alice@example.org>", "", "#lkp status", 60)]);
+    let mut bot = s.spawn();
+    let start = Instant::now();
+    while !s.outbox().iter().any(|m| m["state"] == "failing") {
+        assert!(start.elapsed() < Duration::from_secs(20), "no failing mail: {:?}", s.outbox());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    bot.kill().unwrap();
+    bot.wait().unwrap();
+    s.p.resume();
+    let out = s.run_once();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("mails sent                         1"));
+    s.mail_of("alice", 1);
+    // Another pass sends nothing more.
+    s.run_once();
+    s.still_has("alice", 1);
+    assert!(s.outbox().iter().all(|m| m["state"] == "sent"));
+}
+
+/// The LKP team's retest result in the thread: the requester hears the
+/// verdict once.
+#[test]
+fn the_verdict_goes_to_whoever_asked() {
+    let Some(s) = stack("") else { return };
+    s.d.append("bot", &[report(), reply("q1@example.org", "Alice <alice@example.org>", "", "please retest", 120)]);
+    s.run_once();
+    s.mail_of("lkp", 1);
+    let result = String::from_utf8(fixture_messages("retest-fixup")[2].clone()).unwrap();
+    let (head, body) = result.split_once("\n\n").unwrap();
+    let head: String = head
+        .lines()
+        .filter(|l| !l.starts_with("Date:") && !l.starts_with("In-Reply-To:") && !l.starts_with("References:"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let result = format!(
+        "Date: {}\nIn-Reply-To: <q1@example.org>\nReferences: <{REPORT}> <q1@example.org>\n{head}\n{body}",
+        date(now() - 30)
+    );
+    s.d.append("bot", &[result.into_bytes()]);
+    s.run_once();
+    let alice = s.mail_of("alice", 2);
+    let v = text(&alice[1]);
+    assert!(v.contains("has come back: recovered"), "{v}");
+    s.run_once();
+    s.still_has("alice", 2);
+}
+
+/// A command appended to the watched mailbox is answered in the
+/// requester's mailbox within three seconds (IDLE, not polling). Prints
+/// the median.
+#[test]
+fn commands_are_answered_within_seconds() {
+    let Some(s) = stack("") else { return };
+    s.d.append("bot", &[report()]);
+    let mut bot = s.spawn();
+    // The report is stored: the bot is idle now.
+    let db = s.dir.path().join("store.db");
+    let start = Instant::now();
+    while !cases_exist(&s, &db) {
+        assert!(start.elapsed() < Duration::from_secs(20), "the report was not stored");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut took = Vec::new();
+    for i in 0..5 {
+        std::thread::sleep(Duration::from_millis(300));
+        let t = Instant::now();
+        s.d.append("bot", &[reply(&format!("idle{i}@example.org"), "Alice <alice@example.org>", "", "#lkp status", 5)]);
+        s.mail_of("alice", i + 1);
+        took.push(t.elapsed());
+    }
+    let _ = Command::new("kill").args(["-TERM", &bot.id().to_string()]).status();
+    assert!(bot.wait().unwrap().success());
+    took.sort();
+    let median = took[took.len() / 2];
+    println!("command to answer in the requester's mailbox: median {median:?} ({took:?})");
+    assert!(median < Duration::from_secs(3), "{took:?}");
+}
+
+fn cases_exist(s: &Stack, _db: &Path) -> bool {
+    let out = s.lkpbot(&["cases", "--json", "--state", "all"]).output().unwrap();
+    out.status.success()
+        && serde_json::from_slice::<serde_json::Value>(&out.stdout)
+            .is_ok_and(|v| v.as_array().is_some_and(|a| !a.is_empty()))
+}
