@@ -106,7 +106,7 @@ pub fn may_contain_lower(lower: &[u8]) -> bool {
 
 /// Every command in the unquoted part of `body`, in order, at most
 /// [`MAX_COMMANDS`]. An argument a mail client wrapped onto the next
-/// line is joined back (see [`continues`]).
+/// line is joined back (see `continues`).
 pub fn parse(body: &str) -> Vec<CommandLine> {
     if !may_contain(body) {
         return Vec::new();

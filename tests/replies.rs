@@ -304,3 +304,105 @@ fn cases_exist(s: &Stack, _db: &Path) -> bool {
         && serde_json::from_slice::<serde_json::Value>(&out.stdout)
             .is_ok_and(|v| v.as_array().is_some_and(|a| !a.is_empty()))
 }
+
+/// Without `[smtp]` the bot runs dry: each reply is a `.eml` file in
+/// `[outbox] dir`; the `command` retest backend runs its program with the
+/// request as JSON on stdin, and its exit status and output go on the
+/// case. `ingest --act` answers an archive's fresh commands the same way.
+#[test]
+fn dry_run_files_and_the_command_backend() {
+    let dir = tempfile::tempdir().unwrap();
+    let mbox = dir.path().join("list.mbox");
+    let mut text = Vec::new();
+    for m in [report(), reply("d1@example.org", "Alice <alice@example.org>", "", "please retest", 60)] {
+        text.extend_from_slice(b"From x@y Thu Jan  1 00:00:00 1970\n");
+        text.extend_from_slice(&m);
+        text.extend_from_slice(b"\n");
+    }
+    std::fs::write(&mbox, text).unwrap();
+    let cfg = dir.path().join("lkpbot.toml");
+    std::fs::write(
+        &cfg,
+        "[store]\npath = \"s.db\"\n[bot]\naddress = \"bot@example.org\"\nstale_days = 0\n[outbox]\ndir = \"dry\"\n\
+         [retest]\nbackend = \"command\"\ncommand = [\"sh\", \"-c\", \"cat > request.json; echo queued as job 42\"]\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_lkpbot"))
+        .args(["--config", cfg.to_str().unwrap(), "ingest", "--act", mbox.to_str().unwrap()])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let files: Vec<PathBuf> = std::fs::read_dir(dir.path().join("dry")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let reply = lkpbot::mail::parse(&std::fs::read(&files[0]).unwrap());
+    assert_eq!(reply.in_reply_to.unwrap().as_str(), "d1@example.org");
+    assert!(reply.body.contains("Retest requested"));
+    let request: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("request.json")).unwrap()).unwrap();
+    assert_eq!(request["requester"], "alice@example.org");
+    assert_eq!(request["commit"], "1234567890abcdef1234567890abcdef12345678");
+    assert_eq!(request["testcase"], "will-it-scale");
+    let case = Command::new(env!("CARGO_BIN_EXE_lkpbot"))
+        .args(["--config", cfg.to_str().unwrap(), "cases", "--json", "--state", "all"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&case.stdout).unwrap();
+    let events = v[0]["events"].as_array().unwrap();
+    let dispatched = events.iter().find(|e| e["kind"] == "retest-dispatched").expect("the dispatch is on the case");
+    assert!(dispatched["note"].as_str().unwrap().contains("queued as job 42"));
+    // Without --act, the same archive answers nothing.
+    let quiet = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_lkpbot"))
+        .args(["--db", quiet.path().join("q.db").to_str().unwrap(), "ingest", mbox.to_str().unwrap()])
+        .current_dir(quiet.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(!quiet.path().join("outbox").exists());
+}
+
+static CLOCK: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(0);
+
+fn test_clock() -> i64 {
+    CLOCK.load(std::sync::atomic::Ordering::SeqCst)
+}
+
+/// A retest request nobody answers: one reminder after `remind_days`, then
+/// after as long again the case records that it timed out (no second
+/// reminder).
+#[test]
+fn unanswered_requests_are_reminded_once_then_time_out() {
+    use lkpbot::engine::{Engine, Envelope};
+    let t0 = now();
+    CLOCK.store(t0, std::sync::atomic::Ordering::SeqCst);
+    let cfg: lkpbot::config::Config = lkpbot::config::Config::parse(
+        "[bot]\naddress = \"bot@example.org\"\n[retest]\nto = \"lkp@example.org\"\nremind_days = 7\n",
+        Path::new("t.toml"),
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    crate::thread::block_on(async {
+        let store = lkpbot::store::Store::open(&dir.path().join("s.db")).await.unwrap();
+        let mut engine = Engine::new(store, lkpbot::cli::acting_settings(&cfg, test_clock));
+        for m in [report(), reply("r1@example.org", "Alice <alice@example.org>", "", "please retest", 60)] {
+            engine.push(Envelope::new(m, t0)).await.unwrap();
+        }
+        engine.finish().await.unwrap();
+        assert_eq!(kinds(&mut engine).await, ["reply", "retest-request"]);
+        engine.remind(t0 + 86_400, 7).await.unwrap();
+        assert_eq!(kinds(&mut engine).await.len(), 2, "reminded too early");
+        CLOCK.store(t0 + 8 * 86_400, std::sync::atomic::Ordering::SeqCst);
+        engine.remind(t0 + 8 * 86_400, 7).await.unwrap();
+        assert_eq!(kinds(&mut engine).await, ["reply", "retest-request", "reminder"]);
+        engine.remind(t0 + 9 * 86_400, 7).await.unwrap();
+        engine.remind(t0 + 16 * 86_400, 7).await.unwrap();
+        assert_eq!(kinds(&mut engine).await.len(), 3, "a second reminder");
+        let cases = engine.store().cases(lkpbot::store::CaseFilter::All, true).await.unwrap();
+        assert!(cases[0].events.iter().any(|e| e.kind == lkpbot::thread::EventKind::RetestTimedOut));
+    });
+}
+
+async fn kinds(engine: &mut lkpbot::engine::Engine) -> Vec<String> {
+    engine.store().due_mail(i64::MAX, 100).await.unwrap().iter().map(|m| m.kind.clone()).collect()
+}
