@@ -234,11 +234,35 @@ pub struct DigestConfig {
     pub hour: u8,
     /// List addresses; subscribers come on top.
     pub to: Vec<String>,
+    /// People who get it, each with the cases they want (as `#lkp
+    /// subscribe` takes them).
+    pub subscribers: Vec<SubscriberConfig>,
+    /// Where the full lists are, for "and N more" (a dashboard).
+    pub more_url: Option<String>,
+}
+
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SubscriberConfig {
+    pub address: String,
+    #[serde(default)]
+    pub filter: String,
 }
 
 impl Default for DigestConfig {
     fn default() -> Self {
-        DigestConfig { weekday: "monday".into(), hour: 8, to: Vec::new() }
+        DigestConfig { weekday: "monday".into(), hour: 8, to: Vec::new(), subscribers: Vec::new(), more_url: None }
+    }
+}
+
+impl DigestConfig {
+    /// Monday is 0.
+    pub fn weekday_index(&self) -> u8 {
+        WEEKDAYS
+            .iter()
+            .position(|d| d.eq_ignore_ascii_case(&self.weekday))
+            .and_then(|i| u8::try_from(i).ok())
+            .unwrap_or(0)
     }
 }
 
@@ -321,6 +345,11 @@ impl Config {
         }
         if self.digest.hour > 23 {
             return Err(bad("digest.hour".into(), "must be 0 to 23 (UTC)"));
+        }
+        for (i, sub) in self.digest.subscribers.iter().enumerate() {
+            if !sub.address.contains('@') {
+                return Err(bad(format!("digest.subscribers[{i}].address"), "must be a mail address"));
+            }
         }
         if self.bot.max_commands == 0 {
             return Err(bad("bot.max_commands".into(), "must be at least 1"));

@@ -27,7 +27,7 @@ use tokio::sync::{Notify, mpsc, oneshot, watch};
 
 use crate::config::{Config, SourceConfig, SourceKind};
 use crate::deliver::{Sender, Sent};
-use crate::engine::{Engine, Envelope, IngestStats, Messages, Opener};
+use crate::engine::{DigestPlan, Engine, Envelope, IngestStats, Messages, Opener};
 use crate::source::{SourceError, follow, imap};
 use crate::store::{Store, StoreError};
 
@@ -203,6 +203,30 @@ pub struct RunSettings {
     /// What sends the outbox, and its own connection to the store (the
     /// engine keeps writing through its own).
     pub sender: Option<(Sender, Store)>,
+    /// When the weekly digest goes out (Monday is 0; the hour is UTC), and
+    /// to whom.
+    pub digest: Option<(u8, u8, DigestPlan)>,
+}
+
+/// How often the run looks at the clock for its periodic work (the digest,
+/// stale cases, reminders) when no mail comes.
+const TICK: Duration = Duration::from_secs(60);
+
+/// Queues the digest if one is due and not queued by this run yet.
+async fn digest_if_due(
+    engine: &mut Engine,
+    digest: &Option<(u8, u8, DigestPlan)>,
+    last: &mut Option<String>,
+    now: i64,
+) -> Result<bool, StoreError> {
+    let Some((weekday, hour, plan)) = digest else { return Ok(false) };
+    let Some(week) = crate::digest::due_week(now, *weekday, *hour) else { return Ok(false) };
+    if last.as_deref() == Some(week.name.as_str()) {
+        return Ok(false);
+    }
+    let queued = engine.queue_digests(&week, plan, now).await?;
+    *last = Some(week.name);
+    Ok(queued > 0)
 }
 
 pub async fn run(
@@ -211,7 +235,9 @@ pub async fn run(
     settings: RunSettings,
     shutdown: Shutdown,
 ) -> Result<(RunReport, Engine), StoreError> {
-    let RunSettings { stale_days, remind_days, once, clock, sender } = settings;
+    let RunSettings { stale_days, remind_days, once, clock, sender, digest } = settings;
+    let mut digested: Option<String> = None;
+    let mut tick = tokio::time::interval(TICK);
     let outbox = Arc::new(Notify::new());
     let (engine_done, done) = watch::channel(false);
     let sending = sender.map(|(s, store)| tokio::spawn(send_loop(s, store, outbox.clone(), done, clock, once)));
@@ -232,10 +258,26 @@ pub async fn run(
     let mut last_sweep = Instant::now();
     loop {
         let job = tokio::select! {
-            job = rx.recv() => job,
+            job = rx.recv() => job.map(Some),
+            _ = tick.tick(), if !once => Some(None),
             _ = stop.wait() => None,
         };
         let Some(job) = job else { break };
+        let Some(job) = job else {
+            // A tick: the periodic work below, nothing stored.
+            if digest_if_due(&mut engine, &digest, &mut digested, clock()).await? {
+                outbox.notify_one();
+            }
+            if last_sweep.elapsed() >= SWEEP_EVERY {
+                if stale_days > 0 {
+                    engine.sweep_stale(clock(), stale_days).await?;
+                }
+                engine.remind(clock(), remind_days).await?;
+                outbox.notify_one();
+                last_sweep = Instant::now();
+            }
+            continue;
+        };
         // A store that fails fails the run: the source hears why, and
         // the error ends the run.
         match job {
@@ -269,14 +311,6 @@ pub async fn run(
         }
         add(&mut report.stats, &engine.finish().await?);
         outbox.notify_one();
-        if !once && last_sweep.elapsed() >= SWEEP_EVERY {
-            if stale_days > 0 {
-                engine.sweep_stale(clock(), stale_days).await?;
-            }
-            engine.remind(clock(), remind_days).await?;
-            outbox.notify_one();
-            last_sweep = Instant::now();
-        }
     }
     drop(rx);
     while let Some(r) = tasks.join_next().await {
@@ -291,6 +325,7 @@ pub async fn run(
         engine.sweep_stale(clock(), stale_days).await?;
     }
     engine.remind(clock(), remind_days).await?;
+    digest_if_due(&mut engine, &digest, &mut digested, clock()).await?;
     // The sender sends what is due now, then stops.
     let _ = engine_done.send(true);
     if let Some(t) = sending {

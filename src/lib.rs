@@ -14,6 +14,7 @@ pub mod commands;
 pub mod config;
 pub mod daemon;
 pub mod deliver;
+pub mod digest;
 pub mod engine;
 pub mod mail;
 pub mod model;

@@ -24,7 +24,10 @@ pub const TEMPLATES: &[(&str, &str)] = &[
     ("case-not-found", include_str!("../templates/case-not-found.txt")),
     ("status", include_str!("../templates/status.txt")),
     ("help", include_str!("../templates/help.txt")),
-    ("not-yet", include_str!("../templates/not-yet.txt")),
+    ("subscribed", include_str!("../templates/subscribed.txt")),
+    ("unsubscribed", include_str!("../templates/unsubscribed.txt")),
+    ("bad-filter", include_str!("../templates/bad-filter.txt")),
+    ("digest", include_str!("../templates/digest.txt")),
     ("ignored", include_str!("../templates/ignored.txt")),
     ("case", include_str!("../templates/case.txt")),
     ("footer", include_str!("../templates/footer.txt")),
@@ -288,7 +291,9 @@ fn outcome_text(line: &str, o: &Outcome, case: Option<&CaseView>, max: usize) ->
             )
         }
         Outcome::Help => ("help", vars(vec![("commands", commands_list())])),
-        Outcome::NotYet { what } => ("not-yet", vars(vec![("what", (*what).to_string())])),
+        Outcome::Subscribed { filter } => ("subscribed", vars(vec![("filter", filter.clone())])),
+        Outcome::Unsubscribed => ("unsubscribed", vars(vec![])),
+        Outcome::BadFilter { why } => ("bad-filter", vars(vec![("why", why.clone())])),
         Outcome::Ignored => ("ignored", vars(vec![("max", max.to_string())])),
     };
     fill(template(name), &v)
@@ -458,6 +463,21 @@ pub fn retest_request(
         in_reply_to: Some(report.clone()),
         references: vec![report.clone()],
         body: wrap(&with_footer(&body, id)),
+        date: now,
+    }
+}
+
+/// The weekly digest as a mail to `to`.
+pub fn digest(subject: &str, body: &str, to: &str, id: &Identity, cause: &str, now: i64) -> Outgoing {
+    let text = fill(template("digest"), &[("body", body.trim_end().to_string())]);
+    Outgoing {
+        message_id: message_id(cause, id),
+        to: vec![to.to_string()],
+        cc: Vec::new(),
+        subject: subject.to_string(),
+        in_reply_to: None,
+        references: Vec::new(),
+        body: wrap(&with_footer(&text, id)),
         date: now,
     }
 }

@@ -1,6 +1,6 @@
 //! Text searching shared by the pure stages that read mail bodies
-//! (`classify`, `commands`): case-insensitive needles over bytes, and the
-//! signature cut. No domain knowledge lives here. Pure.
+//! (`classify`, `commands`): case-insensitive needles over bytes, the
+//! signature cut; and cutting text to a width for what the bot shows. No domain knowledge lives here. Pure.
 
 /// ASCII case-insensitive substring search; `needle` must be lower-case.
 pub fn contains_ci(hay: &[u8], needle: &[u8]) -> bool {
@@ -60,6 +60,16 @@ pub fn strip_signature(text: &str) -> &str {
         Some(i) => &text[..i + 1],
         None => text,
     }
+}
+
+/// `s` in at most `width` characters, `...` marking a cut.
+pub fn cut(s: &str, width: usize) -> String {
+    if s.chars().count() <= width {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(width.saturating_sub(3)).collect();
+    out.push_str("...");
+    out
 }
 
 #[cfg(test)]

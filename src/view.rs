@@ -4,6 +4,8 @@
 
 use serde_json::{Value, json};
 
+use crate::text::cut;
+
 use crate::classify::json::rfc3339;
 use crate::model::MessageId;
 use crate::store::CaseRecord;
@@ -147,15 +149,6 @@ pub fn what(c: &CaseRecord) -> String {
             _ => "-".into(),
         }),
     }
-}
-
-fn cut(s: &str, width: usize) -> String {
-    if s.chars().count() <= width {
-        return s.to_string();
-    }
-    let mut out: String = s.chars().take(width.saturating_sub(3)).collect();
-    out.push_str("...");
-    out
 }
 
 fn short_commit(c: &CaseRecord) -> String {

@@ -102,10 +102,7 @@ fn import(parts: &[Vec<Vec<u8>>], batch: usize) -> BTreeMap<String, String> {
 
 /// Every thread fixture's messages, in file order.
 fn fixture_threads() -> Vec<Vec<u8>> {
-    util::files_with_suffix(&util::fixtures().join("threads"), ".mbox")
-        .iter()
-        .flat_map(|p| fixture_messages(p.file_stem().unwrap().to_str().unwrap()))
-        .collect()
+    crate::thread::all_fixture_messages()
 }
 
 proptest! {

@@ -406,3 +406,49 @@ fn unanswered_requests_are_reminded_once_then_time_out() {
 async fn kinds(engine: &mut lkpbot::engine::Engine) -> Vec<String> {
     engine.store().due_mail(i64::MAX, 100).await.unwrap().iter().map(|m| m.kind.clone()).collect()
 }
+
+/// A subscriber confirms by mail (the bot restates the filter), then
+/// receives the week's digest; asking again sends nothing more.
+#[test]
+fn a_subscriber_confirms_then_gets_the_digest() {
+    let Some(s) = stack("[digest]\nto = []\n") else { return };
+    s.d.append(
+        "bot",
+        &[report(), reply("sub1@example.org", "Alice <alice@example.org>", "", "#lkp subscribe min:5 tree:linus", 60)],
+    );
+    s.run_once();
+    let alice = s.mail_of("alice", 1);
+    assert!(
+        text(&alice[0]).contains("Subscribed") && text(&alice[0]).contains("\"tree:linus min:5\""),
+        "{}",
+        text(&alice[0])
+    );
+    let today = jiff::Timestamp::from_second(now()).unwrap().strftime("%Y-%m-%d").to_string();
+    let out = s.lkpbot(&["digest", "--send", "--date", &today]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("1 queued, 1 sent"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let alice = s.mail_of("alice", 2);
+    let digest = &alice[1];
+    assert!(digest.subject.starts_with("lkpbot weekly "), "{}", digest.subject);
+    assert!(
+        digest.body.contains("will-it-scale.per_process_ops") && digest.body.contains("#lkp subscribe"),
+        "{}",
+        digest.body
+    );
+    assert!(digest.body.lines().all(|l| l.chars().count() <= 78));
+    let again = s.lkpbot(&["digest", "--send", "--date", &today]).output().unwrap();
+    assert!(String::from_utf8_lossy(&again.stdout).contains("0 queued"));
+    s.still_has("alice", 2);
+    // Unsubscribed, a later week sends her nothing.
+    s.d.append("bot", &[reply("unsub1@example.org", "Alice <alice@example.org>", "", "#lkp unsubscribe", 30)]);
+    s.run_once();
+    let alice = s.mail_of("alice", 3);
+    assert!(text(&alice[2]).contains("Unsubscribed"));
+    let next_week = jiff::Timestamp::from_second(now() + 7 * 86_400).unwrap().strftime("%Y-%m-%d").to_string();
+    let out = s.lkpbot(&["digest", "--send", "--date", &next_week]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("0 queued"), "{}", String::from_utf8_lossy(&out.stdout));
+}

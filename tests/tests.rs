@@ -12,6 +12,8 @@ mod cli;
 mod corpus;
 /// `lkpbot run` against a private Dovecot, and following local sources.
 mod daemon;
+/// The weekly digest: golden texts, once per week and recipient, the corpus.
+mod digest;
 /// Hostile input: messages over the size cap, huge lines, empty files,
 /// unreadable Maildir entries, 100,000 References.
 mod hostile;

@@ -39,6 +39,14 @@ pub fn fixture_messages(name: &str) -> Vec<Vec<u8>> {
     msgs
 }
 
+/// Every thread fixture's messages, file by file, each in file order.
+pub fn all_fixture_messages() -> Vec<Vec<u8>> {
+    util::files_with_suffix(&util::fixtures().join("threads"), ".mbox")
+        .iter()
+        .flat_map(|p| fixture_messages(p.file_stem().unwrap().to_str().unwrap()))
+        .collect()
+}
+
 pub struct Run {
     pub stats: IngestStats,
     pub cases: Vec<CaseRecord>,
@@ -295,10 +303,7 @@ fn subject_and_commit_rungs_catch_replies_without_references() {
 #[test]
 fn fixtures_ingest_idempotently() {
     let dir = tempfile::tempdir().unwrap();
-    let all: Vec<Vec<u8>> = util::files_with_suffix(&util::fixtures().join("threads"), ".mbox")
-        .iter()
-        .flat_map(|p| fixture_messages(p.file_stem().unwrap().to_str().unwrap()))
-        .collect();
+    let all = all_fixture_messages();
     block_on(async {
         let first = ingest_into(dir.path(), &all, false).await;
         assert!(first.stats.cases_opened >= 8);

@@ -12,6 +12,7 @@ const PURE: &[&str] = &[
     "src/act",
     "src/text.rs",
     "src/render.rs",
+    "src/digest.rs",
 ];
 
 const FORBIDDEN: &[&str] = &[
@@ -77,15 +78,16 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("commands", &["mail", "model", "text"]),
     ("classify", &["commands", "mail", "model", "text"]),
     ("thread", &["classify", "mail", "model"]),
-    ("act", &["thread", "classify", "commands", "mail", "model"]),
-    ("render", &["act", "thread", "classify", "model"]),
     ("config", &[]),
     ("source", &["model", "config"]),
     ("store", &["thread", "classify", "model"]),
-    ("view", &["store", "thread", "classify", "model"]),
-    ("engine", &["source", "store", "render", "act", "thread", "classify", "mail", "model"]),
+    ("view", &["store", "thread", "classify", "model", "text"]),
+    ("digest", &["store", "thread", "classify", "model", "text"]),
+    ("act", &["digest", "thread", "classify", "commands", "mail", "model"]),
+    ("render", &["act", "thread", "classify", "model"]),
+    ("engine", &["source", "store", "digest", "render", "act", "thread", "classify", "mail", "model"]),
     ("deliver", &["store", "thread", "config", "model"]),
-    ("daemon", &["engine", "deliver", "source", "store", "config", "model"]),
+    ("daemon", &["engine", "deliver", "digest", "source", "store", "config", "model"]),
 ];
 
 /// The top-level module a source file belongs to.

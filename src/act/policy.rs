@@ -117,9 +117,14 @@ pub enum Outcome {
     CaseNotFound,
     Status,
     Help,
-    /// Digest subscriptions come with the digest.
-    NotYet {
-        what: &'static str,
+    /// The sender gets the weekly digest, these cases of it.
+    Subscribed {
+        filter: String,
+    },
+    Unsubscribed,
+    /// The filter could not be read.
+    BadFilter {
+        why: String,
     },
     /// Beyond `max_commands`.
     Ignored,
@@ -218,7 +223,11 @@ pub fn respond(m: &Incoming, w: &World, rules: &Rules) -> Result<Response, Silen
             (Command::Unknown { verb }, _) => {
                 Outcome::Unknown { verb: verb.clone(), nearest: commands::nearest_verb(verb) }
             }
-            (Command::Subscribe { .. } | Command::Unsubscribe, _) => Outcome::NotYet { what: "digest subscriptions" },
+            (Command::Subscribe { filter }, _) => match crate::digest::Filter::parse(filter.as_deref().unwrap_or("")) {
+                Ok(f) => Outcome::Subscribed { filter: f.describe() },
+                Err(why) => Outcome::BadFilter { why },
+            },
+            (Command::Unsubscribe, _) => Outcome::Unsubscribed,
             (_, None) => Outcome::CaseNotFound,
             (Command::Status, Some(_)) => Outcome::Status,
             (Command::Retest | Command::Test { .. }, Some(_)) => {

@@ -92,6 +92,23 @@ pub enum Command {
         #[arg(long, default_value = "open")]
         state: String,
     },
+    /// The weekly digest: preview it (`--print`, `--json`), or send it
+    /// now (`--send`, still at most once per week and recipient).
+    Digest {
+        /// Print the digest as the lists get it (the default).
+        #[arg(long)]
+        print: bool,
+        /// Queue and send it now.
+        #[arg(long, conflicts_with = "print")]
+        send: bool,
+        /// The model as JSON.
+        #[arg(long)]
+        json: bool,
+        /// A day of the week to digest (YYYY-MM-DD); default: today's week
+        /// for a preview, last week for `--send`.
+        #[arg(long)]
+        date: Option<String>,
+    },
     /// Outgoing mail: queued, sent, failing (with the reason).
     Outbox {
         /// A JSON array of mails.
@@ -147,6 +164,23 @@ pub fn settings(cfg: &Config) -> Settings {
     Settings { classify, policy, acting: None }
 }
 
+/// Who gets the digest, from `[digest]` (subscribers' filters checked
+/// here: a bad one is a config error).
+pub fn digest_plan(cfg: &Config) -> Result<crate::engine::DigestPlan, Failure> {
+    let mut subscribers = Vec::new();
+    for (i, s) in cfg.digest.subscribers.iter().enumerate() {
+        let f = crate::digest::Filter::parse(&s.filter)
+            .map_err(|e| Failure::usage(anyhow::anyhow!("config: digest.subscribers[{i}].filter: {e}")))?;
+        subscribers.push((s.address.to_lowercase(), f));
+    }
+    Ok(crate::engine::DigestPlan {
+        to: cfg.digest.to.clone(),
+        subscribers,
+        stale_days: cfg.bot.stale_days,
+        more: cfg.digest.more_url.clone().unwrap_or_else(|| "`lkpbot cases` lists them all".into()),
+    })
+}
+
 /// The settings of a bot that answers: the rules, who it is, where
 /// retest requests go, and the clock.
 pub fn acting_settings(cfg: &Config, clock: fn() -> i64) -> Settings {
@@ -190,6 +224,21 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
             cases::ingest(&db, &paths, settings, send, (days > 0).then_some(days), now())
         }
         Command::Outbox { json } => cases::outbox(&db, json),
+        Command::Digest { print: _, send, json, date } => {
+            let week = match &date {
+                Some(d) => crate::digest::Week::of_date(d)
+                    .ok_or_else(|| Failure::usage(anyhow::anyhow!("--date {d}: not a date (YYYY-MM-DD)")))?,
+                None if send => crate::digest::Week::containing(now()).previous(),
+                None => crate::digest::Week::containing(now()),
+            };
+            let plan = digest_plan(&cfg)?;
+            if send {
+                let path = cli.config.clone().unwrap_or_else(|| PathBuf::from("lkpbot.toml"));
+                run::send_digest(&cfg, &path, &db, &week, &plan, now)
+            } else {
+                cases::digest(&db, &week, &plan, &cfg.bot, json)
+            }
+        }
         Command::Cases { json, state } => cases::list(&db, &state, json, now()),
         Command::Case { id, json } => cases::show(&db, id, json, now()),
     }

@@ -22,6 +22,7 @@ pub(super) fn run(
     clock: daemon::Clock,
 ) -> Result<(), Failure> {
     let config_path = config_path.unwrap_or(Path::new("lkpbot.toml"));
+    let plan = super::digest_plan(cfg)?;
     let sources = daemon::sources(cfg, config_path).map_err(|e| Failure::usage(e.into()))?;
     if sources.is_empty() {
         tracing::warn!("no sources configured (see config/example.toml): nothing to follow");
@@ -46,6 +47,7 @@ pub(super) fn run(
             once,
             clock,
             sender: Some((sender, outbox_store)),
+            digest: Some((cfg.digest.weekday_index(), cfg.digest.hour, plan)),
         };
         let (report, engine) = daemon::run(engine, sources, settings, shutdown)
             .await
@@ -81,4 +83,32 @@ async fn wait_for_signal() {
         _ = tokio::signal::ctrl_c() => {}
         _ = term => {}
     }
+}
+
+/// `lkpbot digest --send`: queues the digest of `week` for every
+/// recipient (at most once per week and recipient) and sends the outbox.
+pub(super) fn send_digest(
+    cfg: &Config,
+    config_path: &Path,
+    db: &Path,
+    week: &crate::digest::Week,
+    plan: &crate::engine::DigestPlan,
+    clock: daemon::Clock,
+) -> Result<(), Failure> {
+    let rt = runtime()?;
+    let (queued, sent) = rt.block_on(async {
+        let sender = Sender::from_config(cfg, config_path, clock).map_err(|e| Failure::usage(e.into()))?;
+        let store = open(db).await?;
+        let mut engine = Engine::new(store, super::acting_settings(cfg, clock));
+        let queued = engine
+            .queue_digests(week, plan, clock())
+            .await
+            .context("cannot queue the digest")
+            .map_err(Failure::runtime)?;
+        let mut store = engine.into_store();
+        let sent = sender.send_all(&mut store).await.context("cannot send the outbox").map_err(Failure::runtime)?;
+        store.close().await.context("cannot close the store").map_err(Failure::runtime)?;
+        Ok::<_, Failure>((queued, sent))
+    })?;
+    write_stdout(&format!("digest {}: {queued} queued, {} sent, {} to retry\n", week.name, sent.sent, sent.failed))
 }

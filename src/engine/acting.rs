@@ -79,6 +79,13 @@ async fn command(
             return Ok(());
         }
     };
+    for (_, outcome) in &response.outcomes {
+        match outcome {
+            policy::Outcome::Subscribed { filter } => tx.subscribe(&sender, filter, now).await?,
+            policy::Outcome::Unsubscribed => tx.unsubscribe(&sender).await?,
+            _ => {}
+        }
+    }
     let case = world.case.as_ref();
     let out = render::reply(inc, &response, case, &acting.identity, &cause, now, acting.rules.max_commands);
     queue(tx, &cause, "reply", case.map(|c| c.id), inc, Some(&sender), &out, &acting.identity, now).await?;
@@ -255,4 +262,78 @@ pub(super) async fn remind(tx: &mut Tx<'_>, acting: &Acting, now: i64, remind_da
         tracing::info!(case = case.id.0, "retest reminder queued");
     }
     Ok(())
+}
+
+/// Who gets the weekly digest, and what.
+#[derive(Clone, Debug, Default)]
+pub struct DigestPlan {
+    /// List addresses: every case.
+    pub to: Vec<String>,
+    /// Subscribers from the config, with their filters (the store's come
+    /// on top).
+    pub subscribers: Vec<(String, crate::digest::Filter)>,
+    pub stale_days: i64,
+    /// Where "and N more" points.
+    pub more: String,
+}
+
+/// Queues the digest of `week` for every recipient, at most once per
+/// week and recipient; a subscriber whose cases are quiet gets nothing.
+/// Returns how many mails were queued now.
+pub(super) async fn digests(
+    tx: &mut Tx<'_>,
+    acting: &Acting,
+    week: &crate::digest::Week,
+    plan: &DigestPlan,
+    now: i64,
+) -> Result<u32, StoreError> {
+    use crate::digest;
+    let cases = tx.all_cases().await?;
+    let archive = &acting.identity.archive_url;
+    let mut queued = 0;
+    let mut mails: Vec<(String, digest::Model)> = Vec::new();
+    let all = digest::model(&cases, week, plan.stale_days, archive, None);
+    for to in &plan.to {
+        mails.push((to.clone(), all.clone()));
+    }
+    let mut subscribers = plan.subscribers.clone();
+    for (address, filter) in tx.subscriptions().await? {
+        match digest::Filter::parse(&filter) {
+            Ok(f) => subscribers.push((address, f)),
+            Err(e) => tracing::warn!(%address, error = %e, "a subscription's filter cannot be read"),
+        }
+    }
+    for (address, filter) in subscribers {
+        let m = digest::model(&cases, week, plan.stale_days, archive, Some((&filter, &address)));
+        if !m.is_empty() {
+            mails.push((address, m));
+        }
+    }
+    for (to, m) in mails {
+        let cause = format!("digest:{}:{}", week.name, to.to_lowercase());
+        if tx.has_mail(&cause).await? {
+            continue;
+        }
+        let subject = digest::subject(&m);
+        let body = digest::render(&m, &acting.identity.name, &plan.more);
+        let out = render::digest(&subject, &body, &to, &acting.identity, &cause, now);
+        let mail = NewMail {
+            cause,
+            kind: "digest",
+            case: None,
+            in_reply_to: None,
+            message_id: out.message_id.clone(),
+            addressee: Some(to.clone()),
+            recipients: out.recipients(),
+            sender: acting.identity.address.clone(),
+            subject,
+            raw: out.to_rfc5322(&acting.identity),
+            created_at: now,
+        };
+        if tx.enqueue(&mail).await? {
+            queued += 1;
+            tracing::info!(week = %week.name, %to, "digest queued");
+        }
+    }
+    Ok(queued)
 }

@@ -39,6 +39,7 @@ use crate::source::SourceError;
 pub use crate::source::{Checkpoint, Envelope};
 use crate::store::{StaleSweep, Store, StoreError};
 use crate::thread::{CaseId, keys};
+pub use acting::DigestPlan;
 use pipeline::{Chunk, Item};
 pub use pipeline::{Messages, Opener, Progress, prepare};
 
@@ -330,6 +331,22 @@ impl Engine {
         let mut tx = self.store.begin().await?;
         acting::remind(&mut tx, &acting, now, remind_days).await?;
         tx.commit().await
+    }
+
+    /// Queues the digest of `week` for every recipient of `plan` (at most
+    /// once per week and recipient); returns how many mails were queued.
+    pub async fn queue_digests(
+        &mut self,
+        week: &crate::digest::Week,
+        plan: &DigestPlan,
+        now: i64,
+    ) -> Result<u32, StoreError> {
+        let Some(acting) = self.settings.acting.clone() else { return Ok(0) };
+        self.flush().await?;
+        let mut tx = self.store.begin().await?;
+        let n = acting::digests(&mut tx, &acting, week, plan, now).await?;
+        tx.commit().await?;
+        Ok(n)
     }
 
     /// Marks stale the open cases (and the cases changed since the last

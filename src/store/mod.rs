@@ -98,6 +98,7 @@ const TABLES: &[&str] = &[
     "checkpoints",
     "outbox",
     "retest_requests",
+    "subscriptions",
 ];
 
 /// The write side: one connection, one transaction at a time.

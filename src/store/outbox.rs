@@ -277,6 +277,35 @@ impl Tx<'_> {
         Ok(())
     }
 
+    /// Subscribes `address` to the digest with `filter` (replacing any).
+    pub async fn subscribe(&mut self, address: &str, filter: &str, at: i64) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO subscriptions (address, filter, created_at) VALUES ($1, $2, $3) \
+             ON CONFLICT (address) DO UPDATE SET filter = excluded.filter, created_at = excluded.created_at",
+        )
+        .bind(address)
+        .bind(filter)
+        .bind(at)
+        .execute(&mut *self.tx)
+        .await
+        .map_err(err("subscribe"))?;
+        Ok(())
+    }
+
+    pub async fn unsubscribe(&mut self, address: &str) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM subscriptions WHERE address = $1")
+            .bind(address)
+            .execute(&mut *self.tx)
+            .await
+            .map_err(err("unsubscribe"))?;
+        Ok(())
+    }
+
+    /// Every subscriber and their filter, by address.
+    pub async fn subscriptions(&mut self) -> Result<Vec<(String, String)>, StoreError> {
+        subscriptions(&mut self.tx).await
+    }
+
     /// The report's extracted facts (JSON) of a case.
     pub async fn report_facts(&mut self, report: &MessageId) -> Result<Option<serde_json::Value>, StoreError> {
         let row = sqlx::query("SELECT facts FROM reports WHERE message_id = $1")
@@ -355,4 +384,17 @@ pub(super) async fn list(conn: &mut SqliteConnection) -> Result<Vec<OutboxMail>,
     let sql = format!("SELECT {MAIL_COLUMNS} FROM outbox ORDER BY id DESC");
     let rows = sqlx::query(AssertSqlSafe(sql)).fetch_all(conn).await.map_err(err("read the outbox"))?;
     rows.iter().map(|r| mail(r, false)).collect()
+}
+
+/// Every subscriber of the digest and their filter, by address.
+pub(super) async fn subscriptions(conn: &mut SqliteConnection) -> Result<Vec<(String, String)>, StoreError> {
+    let rows = sqlx::query("SELECT address, filter FROM subscriptions ORDER BY address")
+        .fetch_all(conn)
+        .await
+        .map_err(err("read subscriptions"))?;
+    rows.iter()
+        .map(|r| {
+            Ok((r.try_get(0).map_err(err("read subscriptions"))?, r.try_get(1).map_err(err("read subscriptions"))?))
+        })
+        .collect()
 }

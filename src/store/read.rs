@@ -99,6 +99,14 @@ impl Reader {
     }
 }
 
+impl super::Tx<'_> {
+    /// Every case with its messages and events, as the write transaction
+    /// sees them (for the digest).
+    pub async fn all_cases(&mut self) -> Result<Vec<CaseRecord>, StoreError> {
+        load_cases(&mut self.tx, CaseFilter::All, true).await
+    }
+}
+
 fn base_select() -> String {
     format!(
         "SELECT {}, c.updated_at, c.verdict, c.fix_commit, c.fix_message_id, r.facts \
