@@ -220,6 +220,7 @@ fn commands_list() -> String {
         "#lkp dup <case>                      the same as another case",
         "#lkp title <text>                    rename the case",
         "#lkp status, #lkp help               the case's state, this list",
+        "#lkp subscribe [filter], #lkp unsubscribe   the weekly digest",
     ]
     .iter()
     .map(|l| format!("  {l}"))
