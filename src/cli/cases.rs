@@ -11,7 +11,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use super::failure::Failure;
 use crate::engine::{Engine, IngestStats, Settings};
 use crate::store::{CaseFilter, Reader, Store, StoreError};
-use crate::thread::{CaseId, CaseState};
+use crate::thread::CaseId;
 use crate::view;
 
 pub(super) fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
@@ -27,7 +27,7 @@ pub(super) async fn open(db: &Path) -> Result<Store, Failure> {
 
 /// The read side of an existing store; a missing store is the user's
 /// mistake (exit 1), anything else a run-time failure.
-async fn reader(db: &Path) -> Result<Reader, Failure> {
+pub(super) async fn reader(db: &Path) -> Result<Reader, Failure> {
     Reader::open(db).await.map_err(|e| match e {
         StoreError::Missing { .. } => Failure::usage(e.into()),
         e => Failure::runtime(e.into()),
@@ -151,14 +151,7 @@ pub fn summary(s: &IngestStats) -> String {
 }
 
 fn parse_filter(state: &str) -> Result<CaseFilter, Failure> {
-    match state {
-        "open" => Ok(CaseFilter::Open),
-        "all" => Ok(CaseFilter::All),
-        s => CaseState::parse(s).map(CaseFilter::State).ok_or_else(|| {
-            let names: Vec<&str> = CaseState::ALL.iter().map(|s| s.as_str()).collect();
-            Failure::usage(anyhow::anyhow!("unknown state {s:?}: use open, all, or one of {}", names.join(", ")))
-        }),
-    }
+    CaseFilter::parse(state).map_err(|e| Failure::usage(anyhow::anyhow!(e)))
 }
 
 /// `lkpbot cases [--json] [--state S]`

@@ -35,7 +35,7 @@ use sqlx::{AssertSqlSafe, Connection, Row};
 pub use cases::StaleSweep;
 pub use open::schema_version;
 pub use outbox::{MailState, NewMail, OutboxMail, RetestRequest};
-pub use read::{CaseFilter, CaseMessage, CaseRecord, Reader};
+pub use read::{CaseFilter, CaseMessage, CaseRecord, CaseRetest, Reader};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

@@ -14,6 +14,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 
 use sqlx::sqlite::{SqliteConnection, SqlitePool, SqliteRow};
 use sqlx::{AssertSqlSafe, Row};
@@ -33,6 +34,20 @@ pub struct CaseMessage {
     pub date: Option<i64>,
 }
 
+/// One fix column of a retest result sent in a case's thread.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CaseRetest {
+    pub message_id: MessageId,
+    /// The column's place in its table.
+    pub idx: i64,
+    pub fix_commit: String,
+    pub metric: String,
+    pub verdict: Option<Verdict>,
+    /// The column as extracted (JSON): `fix`, `base`, `bad` with their
+    /// values and %stddev, `values`, `recovered_share`, ...
+    pub facts: serde_json::Value,
+}
+
 /// A case with everything the read side shows.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CaseRecord {
@@ -41,12 +56,16 @@ pub struct CaseRecord {
     pub verdict: Option<Verdict>,
     pub fix_commit: Option<String>,
     pub fix_message_id: Option<MessageId>,
-    /// The report's facts as extracted (JSON), when stored.
+    /// The parts of the report's facts the read side shows, with
+    /// details and when stored: `headline`, `test_machine` and `table`'s
+    /// `columns` and `fail_rows`, as extracted (JSON).
     pub report_facts: Option<serde_json::Value>,
     /// Empty unless asked for.
     pub messages: Vec<CaseMessage>,
     pub events: Vec<Event>,
     pub related: Vec<(CaseId, Relation)>,
+    /// Retest results in the case's thread, oldest first.
+    pub retests: Vec<CaseRetest>,
 }
 
 /// Which cases to list.
@@ -57,17 +76,55 @@ pub enum CaseFilter {
     State(CaseState),
 }
 
+impl CaseFilter {
+    /// `open`, `all` or a state's name; the error names what is allowed.
+    pub fn parse(s: &str) -> Result<CaseFilter, String> {
+        match s {
+            "open" => Ok(CaseFilter::Open),
+            "all" => Ok(CaseFilter::All),
+            s => CaseState::parse(s).map(CaseFilter::State).ok_or_else(|| {
+                let names: Vec<&str> = CaseState::ALL.iter().map(|s| s.as_str()).collect();
+                format!("unknown state {s:?}: use open, all, or one of {}", names.join(", "))
+            }),
+        }
+    }
+
+    /// Whether a case in `state` is one this filter lists.
+    pub fn selects(self, state: CaseState) -> bool {
+        match self {
+            CaseFilter::Open => state.is_open(),
+            CaseFilter::All => true,
+            CaseFilter::State(s) => s == state,
+        }
+    }
+}
+
 /// Read-only access to a store file, shareable (`&self`).
 #[derive(Clone)]
 pub struct Reader {
     pool: SqlitePool,
+    summary: Arc<Summary>,
+}
+
+/// The `data_version` a summary was read at, and its cases.
+type Snapshot = (i64, Arc<Vec<CaseRecord>>);
+
+/// [`Reader::summary`]'s copy of every case and the store's version it
+/// was read at.
+#[derive(Default)]
+struct Summary {
+    /// A connection of its own, only for `PRAGMA data_version`: its value
+    /// on one connection changes when another connection commits.
+    watch: tokio::sync::Mutex<Option<SqliteConnection>>,
+    /// Without and with details.
+    last: Mutex<[Option<Snapshot>; 2]>,
 }
 
 impl Reader {
     /// Opens an existing store for reading; a missing one is
     /// [`StoreError::Missing`], and nothing is created.
     pub async fn open(path: &Path) -> Result<Reader, StoreError> {
-        Ok(Reader { pool: super::open::reader(path).await? })
+        Ok(Reader { pool: super::open::reader(path).await?, summary: Arc::default() })
     }
 
     /// Closes the pool's connections.
@@ -82,6 +139,31 @@ impl Reader {
         let out = load_cases(&mut tx, filter, detail).await?;
         tx.commit().await.map_err(err("end a read"))?;
         Ok(out)
+    }
+
+    /// Every case, by id (with `detail`, each with its messages, events
+    /// and related cases), for lists to filter and sort. The cases are
+    /// read again only when another connection has committed since the
+    /// last read; until then every caller shares one copy.
+    pub async fn summary(&self, detail: bool) -> Result<Arc<Vec<CaseRecord>>, StoreError> {
+        let version: i64 = {
+            let mut watch = self.summary.watch.lock().await;
+            let conn = match &mut *watch {
+                Some(c) => c,
+                None => watch.insert(self.pool.acquire().await.map_err(err("begin a read"))?.detach()),
+            };
+            sqlx::query_scalar("PRAGMA data_version").fetch_one(conn).await.map_err(err("read the data version"))?
+        };
+        let slot = usize::from(detail);
+        let last = || self.summary.last.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((v, cases)) = &last()[slot]
+            && *v == version
+        {
+            return Ok(cases.clone());
+        }
+        let cases = Arc::new(self.cases(CaseFilter::All, detail).await?);
+        last()[slot] = Some((version, cases.clone()));
+        Ok(cases)
     }
 
     /// Every mail of the outbox, newest first (without its bytes).
@@ -99,6 +181,25 @@ impl Reader {
     }
 }
 
+impl Reader {
+    /// How many cases each state holds, in the order of [`CaseState::ALL`].
+    pub async fn state_counts(&self) -> Result<Vec<(CaseState, i64)>, StoreError> {
+        let rows = sqlx::query("SELECT state, COUNT(*) FROM cases GROUP BY state")
+            .fetch_all(&self.pool)
+            .await
+            .map_err(err("count cases"))?;
+        let mut counts: Vec<(CaseState, i64)> = CaseState::ALL.iter().map(|s| (*s, 0)).collect();
+        for r in rows {
+            let state: String = r.try_get(0).map_err(err("count cases"))?;
+            let n: i64 = r.try_get(1).map_err(err("count cases"))?;
+            if let Some(c) = counts.iter_mut().find(|(s, _)| s.as_str() == state) {
+                c.1 = n;
+            }
+        }
+        Ok(counts)
+    }
+}
+
 impl super::Tx<'_> {
     /// Every case with its messages and events, as the write transaction
     /// sees them (for the digest).
@@ -107,11 +208,23 @@ impl super::Tx<'_> {
     }
 }
 
-fn base_select() -> String {
+/// The report facts the read side shows ([`CaseRecord::report_facts`]):
+/// a report's facts run to hundreds of kilobytes of tables, so SQLite
+/// picks these parts out and the rest is never parsed.
+const REPORT_FACTS: &str = "CASE WHEN r.facts IS NULL THEN NULL ELSE json_object(\
+     'headline', json(json_extract(r.facts, '$.headline')), \
+     'test_machine', json_extract(r.facts, '$.test_machine'), \
+     'table', json_object(\
+         'columns', json(json_extract(r.facts, '$.table.columns')), \
+         'fail_rows', json(json_extract(r.facts, '$.table.fail_rows')))) END";
+
+/// The cases' columns; with `detail`, the report's facts too.
+fn base_select(detail: bool) -> String {
     format!(
-        "SELECT {}, c.updated_at, c.verdict, c.fix_commit, c.fix_message_id, r.facts \
+        "SELECT {}, c.updated_at, c.verdict, c.fix_commit, c.fix_message_id, {} AS facts \
          FROM cases c LEFT JOIN reports r ON r.message_id = c.report_message_id",
-        rows::CASE_COLUMNS
+        rows::CASE_COLUMNS,
+        if detail { REPORT_FACTS } else { "NULL" },
     )
 }
 
@@ -120,7 +233,7 @@ pub(super) async fn load_cases(
     filter: CaseFilter,
     detail: bool,
 ) -> Result<Vec<CaseRecord>, StoreError> {
-    let base = base_select();
+    let base = base_select(detail);
     let rows = match filter {
         CaseFilter::All => sqlx::query(AssertSqlSafe(format!("{base} ORDER BY c.id")))
             .fetch_all(&mut *conn)
@@ -149,7 +262,7 @@ pub(super) async fn load_cases(
 }
 
 pub(super) async fn load_case(conn: &mut SqliteConnection, id: CaseId) -> Result<Option<CaseRecord>, StoreError> {
-    let row = sqlx::query(AssertSqlSafe(format!("{} WHERE c.id = $1", base_select())))
+    let row = sqlx::query(AssertSqlSafe(format!("{} WHERE c.id = $1", base_select(true))))
         .bind(id.0)
         .fetch_optional(&mut *conn)
         .await
@@ -175,6 +288,7 @@ fn case_record(row: &SqliteRow) -> Result<CaseRecord, StoreError> {
         messages: Vec::new(),
         events: Vec::new(),
         related: Vec::new(),
+        retests: Vec::new(),
     })
 }
 
@@ -223,6 +337,33 @@ async fn add_details(conn: &mut SqliteConnection, cases: &mut [CaseRecord], all:
         if let Some(&i) = index.get(&case) {
             cases[i].events.push(e);
         }
+    }
+    let retests = rows_for(
+        conn,
+        "SELECT cm.case_id, r.message_id, r.idx, r.fix_commit, r.metric, r.verdict, r.facts \
+         FROM case_messages cm JOIN retests r ON r.message_id = cm.message_id \
+         JOIN messages m ON m.message_id = cm.message_id",
+        "cm.case_id",
+        "cm.case_id, m.date, r.message_id, r.idx",
+        &ids,
+        all,
+        "read retests",
+    )
+    .await?;
+    for row in retests {
+        let case = CaseId(row.try_get("case_id").map_err(err("read retests"))?);
+        let Some(&i) = index.get(&case) else { continue };
+        let id: String = row.try_get("message_id").map_err(err("read retests"))?;
+        let verdict: Option<String> = row.try_get("verdict").map_err(err("read retests"))?;
+        let facts: String = row.try_get("facts").map_err(err("read retests"))?;
+        cases[i].retests.push(CaseRetest {
+            message_id: rows::message_id(&id)?,
+            idx: row.try_get("idx").map_err(err("read retests"))?,
+            fix_commit: row.try_get("fix_commit").map_err(err("read retests"))?,
+            metric: row.try_get("metric").map_err(err("read retests"))?,
+            verdict: verdict.as_deref().map(rows::verdict).transpose()?,
+            facts: serde_json::from_str(&facts).unwrap_or(serde_json::Value::Null),
+        });
     }
     add_related(conn, cases, &index, all).await
 }
@@ -275,14 +416,23 @@ async fn add_related(
             found[i].push((a, rank, rel));
         }
     };
-    // A report attached to another case: the two are in one thread.
-    let rows = sqlx::query(
-        "SELECT cm.case_id, c.id FROM case_messages cm JOIN cases c ON c.report_message_id = cm.message_id \
-         WHERE cm.case_id <> c.id ORDER BY cm.case_id, c.id",
-    )
-    .fetch_all(&mut *conn)
-    .await
-    .map_err(err("read related cases"))?;
+    // A report attached to another case: the two are in one thread. For
+    // a few cases, two indexed lookups (their messages that are reports,
+    // their reports in other cases) instead of reading every pair.
+    const IN_THREAD: &str = "SELECT cm.case_id, c.id FROM case_messages cm \
+         JOIN cases c ON c.report_message_id = cm.message_id WHERE cm.case_id <> c.id";
+    let rows = if all {
+        sqlx::query(AssertSqlSafe(format!("{IN_THREAD} ORDER BY cm.case_id, c.id")))
+            .fetch_all(&mut *conn)
+            .await
+            .map_err(err("read related cases"))?
+    } else {
+        let ids: Vec<i64> = cases.iter().map(|c| c.view.id.0).collect();
+        let mut rows =
+            select_in(conn, &format!("{IN_THREAD} AND cm.case_id IN"), "", &ids, "read related cases").await?;
+        rows.extend(select_in(conn, &format!("{IN_THREAD} AND c.id IN"), "", &ids, "read related cases").await?);
+        rows
+    };
     for r in rows {
         add(
             CaseId(r.try_get(0).map_err(err("read related cases"))?),
