@@ -2,7 +2,9 @@
 //! the `cases --json` contract (DESIGN.md, "Interfaces"). Pure: the time
 //! that ages are counted from arrives as `now`.
 
-use serde_json::{Value, json};
+pub mod chart;
+
+use serde_json::{Map, Value, json};
 
 use crate::text::cut;
 
@@ -85,7 +87,24 @@ pub fn case_json(c: &CaseRecord) -> Value {
         "fix_commit": c.fix_commit,
         "fix_message_id": c.fix_message_id,
         "link": archive_link(&f.report_message_id),
+        "retests": c.retests.iter().map(retest_json).collect::<Vec<_>>(),
     })
+}
+
+/// One fix column of a retest result: where it was sent, then the column
+/// as extracted (`fix`, `base`, `bad`, `metric`, `values`, `verdict`, ...).
+fn retest_json(r: &crate::store::CaseRetest) -> Value {
+    let mut o = Map::new();
+    o.insert("message_id".into(), json!(r.message_id));
+    o.insert("link".into(), Value::String(archive_link(&r.message_id)));
+    if let Value::Object(facts) = &r.facts {
+        o.extend(facts.iter().map(|(k, v)| (k.clone(), v.clone())));
+    } else {
+        o.insert("fix_commit".into(), Value::String(r.fix_commit.clone()));
+        o.insert("metric".into(), Value::String(r.metric.clone()));
+        o.insert("verdict".into(), json!(r.verdict.map(|v| v.as_str())));
+    }
+    Value::Object(o)
 }
 
 /// One outgoing mail as `outbox --json` prints it.
