@@ -24,3 +24,4 @@ pub mod store;
 pub mod text;
 pub mod thread;
 pub mod view;
+pub mod web;

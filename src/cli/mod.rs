@@ -9,6 +9,7 @@ mod cases;
 mod classify;
 mod failure;
 mod run;
+mod serve;
 
 use std::path::PathBuf;
 
@@ -121,6 +122,14 @@ pub enum Command {
         /// The case as one JSON object.
         #[arg(long)]
         json: bool,
+    },
+    /// The read-only web dashboard and JSON API over the store, until
+    /// SIGINT or SIGTERM; safe beside `run` on the same store.
+    Serve {
+        /// Address to listen on; `[web] listen` of the config, else
+        /// 127.0.0.1:8080.
+        #[arg(long)]
+        listen: Option<String>,
     },
 }
 
@@ -241,5 +250,8 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
         }
         Command::Cases { json, state } => cases::list(&db, &state, json, now()),
         Command::Case { id, json } => cases::show(&db, id, json, now()),
+        Command::Serve { listen } => {
+            serve::serve(&db, listen.as_deref().unwrap_or(&cfg.web.listen), &cfg.bot.archive_url, now)
+        }
     }
 }

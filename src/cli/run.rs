@@ -70,7 +70,7 @@ pub(super) fn run(
 }
 
 /// SIGINT or SIGTERM, whichever comes first.
-async fn wait_for_signal() {
+pub(super) async fn wait_for_signal() {
     let term = async {
         match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
             Ok(mut s) => {

@@ -1,0 +1,269 @@
+//! What the list of cases shows: the query parameters it takes (checked,
+//! so a typo is a 400 rather than an unfiltered list), which cases they
+//! select and in what order. Pure: the time ages count from is `now`.
+
+use serde::Deserialize;
+
+use crate::store::{CaseFilter, CaseRecord};
+use crate::thread::CaseKind;
+
+/// The query string of `/` and `/api/cases`, as sent.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    pub state: Option<String>,
+    pub kind: Option<String>,
+    pub tree: Option<String>,
+    pub testcase: Option<String>,
+    pub sort: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sort {
+    /// Newest report first.
+    Age,
+    /// Oldest report first: what has waited longest.
+    Oldest,
+    /// Latest activity first.
+    Activity,
+    /// Crashes and warnings, then regressions by the size of the change,
+    /// then build failures, then improvements.
+    Severity,
+    Id,
+}
+
+impl Sort {
+    pub const ALL: [Sort; 5] = [Sort::Age, Sort::Oldest, Sort::Activity, Sort::Severity, Sort::Id];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Sort::Age => "age",
+            Sort::Oldest => "oldest",
+            Sort::Activity => "activity",
+            Sort::Severity => "severity",
+            Sort::Id => "id",
+        }
+    }
+}
+
+/// The checked parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Query {
+    /// As given (`open` when not), for links and the form.
+    pub state: String,
+    pub filter: CaseFilter,
+    pub kind: Option<CaseKind>,
+    pub tree: Option<String>,
+    pub testcase: Option<String>,
+    pub sort: Sort,
+}
+
+/// An empty field of a submitted form is no filter.
+fn given(v: Option<String>) -> Option<String> {
+    v.map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
+}
+
+impl Query {
+    pub fn parse(p: Params) -> Result<Query, String> {
+        let state = given(p.state).unwrap_or_else(|| "open".into());
+        let filter = CaseFilter::parse(&state)?;
+        let kind = match given(p.kind) {
+            None => None,
+            Some(k) => Some(CaseKind::parse(&k).ok_or_else(|| {
+                format!("unknown kind {k:?}: use perf-regression, perf-improvement, functional or build")
+            })?),
+        };
+        let sort = match given(p.sort) {
+            None => Sort::Age,
+            Some(s) => Sort::ALL.into_iter().find(|x| x.as_str() == s).ok_or_else(|| {
+                let names: Vec<&str> = Sort::ALL.iter().map(|s| s.as_str()).collect();
+                format!("unknown sort {s:?}: use one of {}", names.join(", "))
+            })?,
+        };
+        Ok(Query { state, filter, kind, tree: given(p.tree), testcase: given(p.testcase), sort })
+    }
+
+    /// Whether a case passes the state, kind, tree and testcase filters.
+    pub fn selects(&self, c: &CaseRecord) -> bool {
+        let f = &c.view.facts;
+        let same = |want: &Option<String>, have: &Option<String>| {
+            want.as_ref().is_none_or(|w| have.as_ref().is_some_and(|h| h.eq_ignore_ascii_case(w)))
+        };
+        self.filter.selects(c.view.state)
+            && self.kind.is_none_or(|k| k == f.kind)
+            && same(&self.tree, &f.tree)
+            && same(&self.testcase, &f.testcase)
+    }
+
+    /// The query string of these parameters with `sort` replaced (for
+    /// the column headers' links); defaults are left out.
+    pub fn with_sort(&self, sort: Sort) -> String {
+        let mut parts = Vec::new();
+        if self.state != "open" {
+            parts.push(format!("state={}", encode(&self.state)));
+        }
+        if let Some(k) = self.kind {
+            parts.push(format!("kind={}", k.as_str()));
+        }
+        if let Some(t) = &self.tree {
+            parts.push(format!("tree={}", encode(t)));
+        }
+        if let Some(t) = &self.testcase {
+            parts.push(format!("testcase={}", encode(t)));
+        }
+        if sort != Sort::Age {
+            parts.push(format!("sort={}", sort.as_str()));
+        }
+        if parts.is_empty() { "/".into() } else { format!("/?{}", parts.join("&")) }
+    }
+}
+
+/// Percent-encoding for a query value.
+pub fn encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for &b in s.as_bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Larger is more severe: (rank of the kind, size of the change).
+fn severity(c: &CaseRecord) -> (u8, f64) {
+    let f = &c.view.facts;
+    let rank = match f.kind {
+        CaseKind::Functional => 3,
+        CaseKind::PerfRegression => 2,
+        CaseKind::Build => 1,
+        CaseKind::PerfImprovement => 0,
+    };
+    (rank, f.change_pct.map_or(0.0, f64::abs))
+}
+
+/// The cases `q` selects, in its order (ties by newest, then id).
+pub fn select<'c>(cases: impl IntoIterator<Item = &'c CaseRecord>, q: &Query) -> Vec<&'c CaseRecord> {
+    let mut cases: Vec<&CaseRecord> = cases.into_iter().filter(|c| q.selects(c)).collect();
+    let opened = |c: &&CaseRecord| c.view.facts.opened_at;
+    let id = |c: &&CaseRecord| c.view.id.0;
+    match q.sort {
+        Sort::Age => cases.sort_by_key(|c| (std::cmp::Reverse(opened(c)), id(c))),
+        Sort::Oldest => cases.sort_by_key(|c| (opened(c), id(c))),
+        Sort::Activity => cases.sort_by_key(|c| (std::cmp::Reverse(c.updated_at), id(c))),
+        Sort::Id => cases.sort_by_key(id),
+        Sort::Severity => cases.sort_by(|a, b| {
+            let (ra, ma) = severity(a);
+            let (rb, mb) = severity(b);
+            rb.cmp(&ra).then(mb.total_cmp(&ma)).then(opened(b).cmp(&opened(a))).then(id(a).cmp(&id(b)))
+        }),
+    }
+    cases
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::MessageId;
+    use crate::thread::{CaseFacts, CaseId, CaseState, CaseView};
+
+    fn case(id: i64, kind: CaseKind, change: Option<f64>, opened: i64, tree: &str) -> CaseRecord {
+        CaseRecord {
+            view: CaseView {
+                id: CaseId(id),
+                state: CaseState::Reported,
+                facts: CaseFacts {
+                    kind,
+                    title: format!("case {id}"),
+                    report_message_id: MessageId::new(&format!("{id}@x")).unwrap(),
+                    report_to: Vec::new(),
+                    opened_at: opened,
+                    commit: None,
+                    commit_subject: None,
+                    tree: Some(tree.into()),
+                    branch: None,
+                    testcase: Some("will-it-scale".into()),
+                    metric: None,
+                    change_pct: change,
+                    direction: None,
+                    signature: None,
+                    subject_key: None,
+                    patch_key: None,
+                },
+            },
+            updated_at: opened,
+            verdict: None,
+            fix_commit: None,
+            fix_message_id: None,
+            report_facts: None,
+            messages: Vec::new(),
+            events: Vec::new(),
+            related: Vec::new(),
+            retests: Vec::new(),
+        }
+    }
+
+    fn params(pairs: &[(&str, &str)]) -> Params {
+        let mut p = Params::default();
+        for (k, v) in pairs {
+            let v = Some(v.to_string());
+            match *k {
+                "state" => p.state = v,
+                "kind" => p.kind = v,
+                "tree" => p.tree = v,
+                "testcase" => p.testcase = v,
+                "sort" => p.sort = v,
+                _ => unreachable!(),
+            }
+        }
+        p
+    }
+
+    fn ids(cases: &[&CaseRecord]) -> Vec<i64> {
+        cases.iter().map(|c| c.view.id.0).collect()
+    }
+
+    #[test]
+    fn bad_parameters_are_named() {
+        let e = Query::parse(params(&[("state", "opne")])).unwrap_err();
+        assert!(e.contains("\"opne\"") && e.contains("retest-requested"), "{e}");
+        let e = Query::parse(params(&[("kind", "perf")])).unwrap_err();
+        assert!(e.contains("perf-regression"), "{e}");
+        let e = Query::parse(params(&[("sort", "size")])).unwrap_err();
+        assert!(e.contains("severity"), "{e}");
+    }
+
+    #[test]
+    fn empty_fields_are_no_filter() {
+        let q = Query::parse(params(&[("state", ""), ("tree", " "), ("sort", "")])).unwrap();
+        assert_eq!(q.filter, CaseFilter::Open);
+        assert_eq!(q.tree, None);
+        assert_eq!(q.sort, Sort::Age);
+        assert_eq!(q.with_sort(Sort::Age), "/");
+    }
+
+    #[test]
+    fn filters_and_orders() {
+        let cases = vec![
+            case(1, CaseKind::PerfRegression, Some(-5.0), 100, "linus"),
+            case(2, CaseKind::PerfRegression, Some(-60.0), 50, "linux-next"),
+            case(3, CaseKind::Functional, None, 10, "linus"),
+            case(4, CaseKind::PerfImprovement, Some(300.0), 200, "linus"),
+            case(5, CaseKind::Build, None, 150, "linus"),
+        ];
+        let q = |p: &[(&str, &str)]| Query::parse(params(p)).unwrap();
+        assert_eq!(ids(&select(&cases, &q(&[]))), [4, 5, 1, 2, 3]);
+        assert_eq!(ids(&select(&cases, &q(&[("sort", "oldest")]))), [3, 2, 1, 5, 4]);
+        assert_eq!(ids(&select(&cases, &q(&[("sort", "severity")]))), [3, 2, 1, 5, 4]);
+        assert_eq!(ids(&select(&cases, &q(&[("tree", "LINUS"), ("sort", "id")]))), [1, 3, 4, 5]);
+        assert_eq!(ids(&select(&cases, &q(&[("kind", "perf-regression")]))), [1, 2]);
+        assert_eq!(ids(&select(&cases, &q(&[("testcase", "fio")]))), Vec::<i64>::new());
+    }
+
+    #[test]
+    fn sort_links_keep_the_filters() {
+        let q = Query::parse(params(&[("state", "all"), ("tree", "linux next&x"), ("kind", "build")])).unwrap();
+        assert_eq!(q.with_sort(Sort::Severity), "/?state=all&kind=build&tree=linux%20next%26x&sort=severity");
+    }
+}

@@ -1,0 +1,347 @@
+//! The HTML pages: models filled from the store's records, rendered by
+//! askama templates (`templates/web/`), which escape every value. The
+//! chart's SVG is the one value inserted as is: `view::chart` escapes
+//! what it draws.
+
+use askama::Template;
+
+use super::list::{Query, Sort, encode};
+use crate::classify::json::rfc3339;
+use crate::store::CaseRecord;
+use crate::thread::{CaseKind, CaseState, replay};
+use crate::view::{self, chart};
+
+pub struct Opt {
+    pub value: &'static str,
+    pub selected: bool,
+}
+
+pub struct Count {
+    pub state: &'static str,
+    pub n: i64,
+    pub href: String,
+    pub current: bool,
+}
+
+pub struct Row {
+    pub id: i64,
+    pub href: String,
+    pub state: &'static str,
+    pub age: String,
+    pub opened: String,
+    pub what: String,
+    /// `bad` for a regression, `good` for an improvement.
+    pub tone: &'static str,
+    pub commit: String,
+    pub tree: Option<String>,
+    pub tree_href: String,
+    pub testcase: Option<String>,
+    pub testcase_href: String,
+    pub title: String,
+}
+
+#[derive(Template)]
+#[template(path = "web/index.html")]
+pub struct Index {
+    pub heading: String,
+    pub counts: Vec<Count>,
+    pub states: Vec<Opt>,
+    pub kinds: Vec<Opt>,
+    pub sorts: Vec<Opt>,
+    pub tree: String,
+    pub testcase: String,
+    pub filtered: bool,
+    pub sort_age: String,
+    pub sort_severity: String,
+    pub sort_activity: String,
+    pub sort_oldest: String,
+    pub api: String,
+    pub rows: Vec<Row>,
+}
+
+fn tone(c: &CaseRecord) -> &'static str {
+    match c.view.facts.kind {
+        CaseKind::PerfImprovement => "good",
+        CaseKind::PerfRegression | CaseKind::Functional => "bad",
+        CaseKind::Build => "",
+    }
+}
+
+/// The list of cases `q` selected (already in order); `counts` is how
+/// many cases each state holds.
+pub fn index(q: &Query, cases: &[&CaseRecord], counts: &[(CaseState, i64)], now: i64) -> Index {
+    let rows = cases
+        .iter()
+        .map(|c| {
+            let f = &c.view.facts;
+            Row {
+                id: c.view.id.0,
+                href: format!("/cases/{}", c.view.id.0),
+                state: c.view.state.as_str(),
+                age: view::age(now - f.opened_at),
+                opened: rfc3339(f.opened_at),
+                what: crate::text::cut(&view::what(c), 60),
+                tone: tone(c),
+                commit: f.commit.as_deref().map_or("-".into(), |s| s.get(..12).unwrap_or(s).to_string()),
+                tree_href: f
+                    .tree
+                    .as_deref()
+                    .map_or(String::new(), |t| format!("/?state={}&tree={}", encode(&q.state), encode(t))),
+                tree: f.tree.clone(),
+                testcase_href: f
+                    .testcase
+                    .as_deref()
+                    .map_or(String::new(), |t| format!("/?state={}&testcase={}", encode(&q.state), encode(t))),
+                testcase: f.testcase.clone(),
+                title: f.title.clone(),
+            }
+        })
+        .collect();
+    let heading = match q.state.as_str() {
+        "open" => "Open cases".to_string(),
+        "all" => "All cases".to_string(),
+        s => format!("Cases: {s}"),
+    };
+    let mut states =
+        vec![Opt { value: "open", selected: q.state == "open" }, Opt { value: "all", selected: q.state == "all" }];
+    states.extend(CaseState::ALL.iter().map(|s| Opt { value: s.as_str(), selected: q.state == s.as_str() }));
+    let kinds = [CaseKind::PerfRegression, CaseKind::PerfImprovement, CaseKind::Functional, CaseKind::Build]
+        .into_iter()
+        .map(|k| Opt { value: k.as_str(), selected: q.kind == Some(k) })
+        .collect();
+    let sorts = Sort::ALL.iter().map(|s| Opt { value: s.as_str(), selected: q.sort == *s }).collect();
+    let counts = counts
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(s, n)| Count {
+            state: s.as_str(),
+            n: *n,
+            href: format!("/?state={}", s.as_str()),
+            current: q.state == s.as_str(),
+        })
+        .collect();
+    let api = match q.state.as_str() {
+        "open" => "/api/cases".to_string(),
+        s => format!("/api/cases?state={}", encode(s)),
+    };
+    Index {
+        heading,
+        counts,
+        states,
+        kinds,
+        sorts,
+        tree: q.tree.clone().unwrap_or_default(),
+        testcase: q.testcase.clone().unwrap_or_default(),
+        filtered: q.kind.is_some() || q.tree.is_some() || q.testcase.is_some(),
+        sort_age: q.with_sort(Sort::Age),
+        sort_severity: q.with_sort(Sort::Severity),
+        sort_activity: q.with_sort(Sort::Activity),
+        sort_oldest: q.with_sort(Sort::Oldest),
+        api,
+        rows,
+    }
+}
+
+pub struct Fact {
+    pub label: &'static str,
+    pub value: String,
+    pub href: Option<String>,
+    /// A value to copy (SHA, Message-ID): monospace, selected whole.
+    pub code: bool,
+    pub note: Option<String>,
+}
+
+impl Fact {
+    fn text(label: &'static str, value: impl Into<String>) -> Fact {
+        Fact { label, value: value.into(), href: None, code: false, note: None }
+    }
+
+    fn code(label: &'static str, value: impl Into<String>) -> Fact {
+        Fact { code: true, ..Fact::text(label, value) }
+    }
+}
+
+pub struct PointRow {
+    pub label: String,
+    pub href: Option<String>,
+    pub commit: String,
+    pub value: String,
+    pub stddev: String,
+    /// The base it is compared with, and the change from it.
+    pub against: String,
+    pub change: String,
+    pub verdict: String,
+    pub subject: String,
+}
+
+pub struct Step {
+    /// `YYYY-MM-DD` and `HH:MM` (UTC).
+    pub day: String,
+    pub time: String,
+    pub kind: &'static str,
+    pub state: &'static str,
+    pub note: Option<String>,
+    pub href: Option<String>,
+    pub subject: String,
+    pub from: String,
+    pub message_id: String,
+}
+
+pub struct Related {
+    pub id: i64,
+    pub href: String,
+    pub relation: &'static str,
+}
+
+#[derive(Template)]
+#[template(path = "web/case.html")]
+pub struct Case {
+    pub id: i64,
+    pub title: String,
+    pub state: &'static str,
+    pub kind: &'static str,
+    pub json_href: String,
+    pub facts: Vec<Fact>,
+    pub chart_svg: Option<String>,
+    /// Why a chart shows changes rather than values.
+    pub chart_note: Option<&'static str>,
+    pub points: Vec<PointRow>,
+    pub steps: Vec<Step>,
+    pub related: Vec<Related>,
+}
+
+/// `YYYY-MM-DD HH:MM`.
+fn when(ts: i64) -> String {
+    let s = rfc3339(ts);
+    format!("{} {}", s.get(..10).unwrap_or(&s), s.get(11..16).unwrap_or(""))
+}
+
+fn facts(c: &CaseRecord, now: i64, archive: &str) -> Vec<Fact> {
+    let f = &c.view.facts;
+    let link = |id: &crate::model::MessageId| format!("{archive}{}", id.url_segment());
+    let mut out =
+        vec![Fact { href: Some(link(&f.report_message_id)), ..Fact::code("report", f.report_message_id.as_str()) }];
+    if let Some(sha) = &f.commit {
+        out.push(Fact { note: f.commit_subject.clone(), ..Fact::code("commit", sha.clone()) });
+    }
+    let place = [f.tree.as_deref(), f.branch.as_deref()].into_iter().flatten().collect::<Vec<_>>().join(" ");
+    if !place.is_empty() {
+        out.push(Fact::text("tree", place));
+    }
+    if let Some(t) = &f.testcase {
+        out.push(Fact::text("testcase", t.clone()));
+    }
+    let report = c.report_facts.as_ref();
+    if let Some(m) = report.and_then(|r| r["test_machine"].as_str()) {
+        out.push(Fact::text("test machine", m));
+    }
+    match (&f.metric, f.change_pct) {
+        (Some(m), Some(p)) => out.push(Fact::text("metric", format!("{m} {p:+}%"))),
+        (Some(m), None) => out.push(Fact::text("metric", m.clone())),
+        _ => {}
+    }
+    if let Some(s) = &f.signature {
+        out.push(Fact::code(if f.kind == CaseKind::Build { "diagnostic" } else { "issue" }, s.clone()));
+    }
+    out.push(Fact::text("opened", format!("{} UTC ({} ago)", when(f.opened_at), view::age(now - f.opened_at))));
+    out.push(Fact::text("last activity", format!("{} UTC", when(c.updated_at))));
+    if let Some(v) = c.verdict {
+        out.push(Fact::text("verdict", v.as_str()));
+    }
+    if let Some(x) = &c.fix_commit {
+        out.push(Fact::code("fix commit", x.clone()));
+    }
+    if let Some(m) = &c.fix_message_id {
+        out.push(Fact { href: Some(link(m)), ..Fact::code("fix", m.as_str()) });
+    }
+    out
+}
+
+fn points(ch: &chart::Chart, archive: &str) -> Vec<PointRow> {
+    let mut fixes = 0;
+    ch.points
+        .iter()
+        .map(|p| {
+            let label = match p.role {
+                chart::Role::Fix => {
+                    fixes += 1;
+                    format!("fix {fixes}")
+                }
+                r => r.as_str().to_string(),
+            };
+            PointRow {
+                label,
+                href: p.message_id.as_ref().map(|m| format!("{archive}{}", m.url_segment())),
+                commit: p.commit.clone().unwrap_or_else(|| "-".into()),
+                value: ch.show(p.value),
+                stddev: p.stddev_pct.map_or(String::new(), |s| format!("±{}%", chart::number(s))),
+                against: match p.role {
+                    chart::Role::Base => String::new(),
+                    _ => p.against.map_or(String::new(), |b| ch.show(b)),
+                },
+                change: p.change_pct().map_or(String::new(), |d| format!("{d:+.1}%")),
+                verdict: p.verdict.clone().unwrap_or_default(),
+                subject: p.subject.clone().unwrap_or_default(),
+            }
+        })
+        .collect()
+}
+
+/// One case's page.
+pub fn case(c: &CaseRecord, now: i64, archive: &str) -> Case {
+    let f = &c.view.facts;
+    let ch = chart::chart(c);
+    let (_, replayed) = replay(f.kind, &c.events);
+    let steps = replayed
+        .iter()
+        .map(|(e, state)| {
+            let m = e.message_id.as_ref().and_then(|id| c.messages.iter().find(|m| &m.message_id == id));
+            let note = match (e.verdict, &e.fix_commit, &e.note) {
+                (Some(v), Some(x), _) => Some(format!("{} ({x})", v.as_str())),
+                (Some(v), None, _) => Some(v.as_str().to_string()),
+                (None, _, Some(n)) => Some(crate::text::cut(n, 120)),
+                _ => None,
+            };
+            let at = when(e.at);
+            let (day, time) = at.split_once(' ').unwrap_or((&at, ""));
+            Step {
+                day: day.to_string(),
+                time: time.to_string(),
+                kind: e.kind.as_str(),
+                state: state.as_str(),
+                note,
+                href: e.message_id.as_ref().map(|id| format!("{archive}{}", id.url_segment())),
+                subject: m.map_or_else(|| "(message)".into(), |m| m.subject.clone()),
+                from: m.and_then(|m| m.from.clone()).unwrap_or_default(),
+                message_id: e.message_id.as_ref().map_or(String::new(), |id| id.as_str().to_string()),
+            }
+        })
+        .collect();
+    Case {
+        id: c.view.id.0,
+        title: f.title.clone(),
+        state: c.view.state.as_str(),
+        kind: f.kind.as_str(),
+        json_href: format!("/api/cases/{}", c.view.id.0),
+        facts: facts(c, now, archive),
+        points: ch.as_ref().map(|ch| points(ch, archive)).unwrap_or_default(),
+        chart_svg: ch.as_ref().map(chart::svg),
+        chart_note: ch.as_ref().filter(|c| c.relative).map(|_| {
+            "Some retests ran against a base of their own (another machine or parameters), \
+             so each commit is drawn as its change from the base it was measured with."
+        }),
+        steps,
+        related: c
+            .related
+            .iter()
+            .map(|(id, r)| Related { id: id.0, href: format!("/cases/{}", id.0), relation: r.as_str() })
+            .collect(),
+    }
+}
+
+#[derive(Template)]
+#[template(path = "web/error.html")]
+pub struct Error {
+    pub status: String,
+    pub message: String,
+}
