@@ -38,3 +38,5 @@ mod store;
 mod thread;
 /// Architecture invariants (ARCHITECTURE.md, "Invariants").
 mod tidy;
+/// The dashboard and JSON API: in process, over HTTP, in a browser.
+mod web;

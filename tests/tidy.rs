@@ -88,6 +88,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("engine", &["source", "store", "digest", "render", "act", "thread", "classify", "mail", "model"]),
     ("deliver", &["store", "thread", "config", "model"]),
     ("daemon", &["engine", "deliver", "digest", "source", "store", "config", "model"]),
+    ("web", &["view", "store", "thread", "classify", "model", "text"]),
 ];
 
 /// The top-level module a source file belongs to.
@@ -207,8 +208,8 @@ fn sibling_files_do_not_import_each_other_in_a_circle() {
     assert!(cycles.is_empty(), "files that import each other:\n{}", cycles.join("\n"));
 }
 
-/// Only `source/imap.rs` speaks IMAP, only `deliver.rs` sends mail
-/// (ARCHITECTURE.md, "Invariants").
+/// Only `source/imap.rs` speaks IMAP, only `deliver.rs` sends mail, only
+/// `web/` speaks HTTP (ARCHITECTURE.md, "Invariants").
 #[test]
 fn only_the_imap_source_speaks_imap_and_only_deliver_sends() {
     let src = util::repo().join("src");
@@ -221,6 +222,9 @@ fn only_the_imap_source_speaks_imap_and_only_deliver_sends() {
         }
         if rel != "deliver.rs" && text.contains("lettre") {
             bad.push(format!("{rel} sends mail"));
+        }
+        if !rel.starts_with("web/") && (text.contains("axum") || text.contains("askama")) {
+            bad.push(format!("{rel} speaks HTTP"));
         }
     }
     assert!(bad.is_empty(), "{bad:?}");

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod dovecot;
+pub mod http;
 pub mod postfix;
 
 use std::path::{Path, PathBuf};
