@@ -66,6 +66,14 @@ impl Outcome {
         }
     }
 
+    /// The fix the result is of, as the mail names it.
+    pub fn fix(&self) -> Option<&str> {
+        match self {
+            Outcome::FixJudged { fix, .. } | Outcome::ResultUnknown { fix, .. } => fix.as_deref(),
+            Outcome::RegressionConfirmed { .. } | Outcome::StillPresent { .. } => None,
+        }
+    }
+
     /// One line for a case's timeline and the mail to whoever asked.
     pub fn summary(&self) -> String {
         match self {

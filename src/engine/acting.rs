@@ -161,7 +161,10 @@ async fn verdicts(
         Some(o) => o.summary(),
     };
     let share = r.and_then(|r| r.recovered_share).map(|n| n.0);
-    let fix = r.map_or_else(|| "-".to_string(), |r| r.fix.short.clone());
+    let fix = r
+        .map(|r| r.fix.short.clone())
+        .or_else(|| outcome.and_then(Outcome::fix).map(str::to_string))
+        .unwrap_or_else(|| "-".to_string());
     let metric = r.map_or_else(|| "-".to_string(), |r| r.metric.clone());
     for case_id in cases {
         let requests = tx.open_retest_requests(*case_id).await?;
