@@ -313,12 +313,17 @@ pub fn model(
         if in_week(f.opened_at) {
             m.new.push(l.clone());
         }
-        for e in events.iter().filter(|e| in_week(e.at)) {
-            if e.kind == EventKind::RetestDone {
-                let mut v = l.clone();
-                v.note = Some(e.verdict.map_or("no verdict", |v| v.as_str()).to_string());
-                m.verdicts.push(v);
-            }
+        for e in events.iter().filter(|e| in_week(e.at) && e.kind.is_retest_result()) {
+            let mut v = l.clone();
+            // A rerun without a fix says the regression is still there; a
+            // result the mail does not give says only that.
+            v.note = Some(match e.kind {
+                EventKind::Confirmed => "still regressed".to_string(),
+                EventKind::StillPresent => e.note.clone().unwrap_or_else(|| "still present".to_string()),
+                EventKind::ResultUnknown => "result unknown".to_string(),
+                _ => e.verdict.map_or("no verdict", |v| v.as_str()).to_string(),
+            });
+            m.verdicts.push(v);
         }
         match state {
             CaseState::Resolved if events.iter().any(|e| e.kind == EventKind::Resolved && in_week(e.at)) => {
@@ -384,8 +389,15 @@ fn entry(l: &Line) -> String {
     let second = cut(&format!("       {}{subject}", l.commit), 78);
     let tree = l.tree.as_deref().filter(|t| !t.is_empty()).unwrap_or("-");
     let last = l.last_event.as_ref().map_or(String::new(), |(k, t)| format!(", last {k} {}", &rfc3339(*t)[..10]));
-    let note = l.note.as_ref().map_or(String::new(), |n| format!(", {n}"));
-    let third = cut(&format!("       {tree}, {}d old{last}{note}", l.age_days), 78);
+    let facts = format!("       {tree}, {}d old{last}", l.age_days);
+    // The note (a verdict) goes on its own line rather than be cut.
+    let third = match &l.note {
+        Some(n) if facts.chars().count() + 2 + n.chars().count() > 78 => {
+            format!("{}\n{}", cut(&facts, 78), cut(&format!("       {n}"), 78))
+        }
+        Some(n) => format!("{facts}, {n}"),
+        None => cut(&facts, 78),
+    };
     format!("{}\n{second}\n{third}\n       {}\n", cut(&head, 78), l.link)
 }
 

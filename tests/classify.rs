@@ -61,6 +61,27 @@ fn fixtures_get_the_kind_their_directory_names() {
     }
 }
 
+/// A reply's kind never depends on whether it quotes the report: every
+/// retest result, test request and discussion fixture keeps its kind with
+/// its quoted lines removed.
+#[test]
+fn reply_kinds_do_not_depend_on_quoting() {
+    let root = util::fixtures().join("classify");
+    let mut n = 0;
+    for dir in ["retest", "request", "discussion"] {
+        for f in util::files_with_suffix(&root.join(dir), ".eml") {
+            let bytes = std::fs::read(&f).unwrap();
+            let text = String::from_utf8_lossy(&bytes);
+            let unquoted: String = text.split_inclusive('\n').filter(|l| !l.trim_start().starts_with('>')).collect();
+            let with = classify_json(&bytes)["kind"].clone();
+            let without = classify_json(unquoted.as_bytes())["kind"].clone();
+            assert_eq!(with, without, "{}: kind changes when the quote is removed", f.display());
+            n += 1;
+        }
+    }
+    assert!(n >= 20, "found only {n} fixtures");
+}
+
 /// Malformed, hostile and huge inputs under `fixtures/weird/` must merely
 /// not panic, and still yield one classification each.
 #[test]

@@ -59,6 +59,10 @@ const ROBOT_KINDS: &[Kind] = &[
     Kind::FixPosted,
 ];
 
+/// The robot's reports, which replies to a patch can be.
+const REPORT_KINDS: &[Kind] =
+    &[Kind::PerfRegression, Kind::PerfImprovement, Kind::Functional, Kind::Build, Kind::BuildSummary];
+
 /// Robot-named messages that are not robot output, read and listed by
 /// hand: an LKP engineer's own question sent under the robot's name.
 const NOT_ROBOT_OUTPUT: &[&str] = &["ef994ce9-ccd8-e9c9-9838-049a62a3a561@intel.com"];
@@ -301,4 +305,90 @@ fn retests_in_the_fixup_threads_name_the_fix_and_the_verdict() {
         }
     }
     assert!(bad.is_empty(), "{} retest expectations failed:\n{}", bad.len(), bad.join("\n"));
+}
+
+/// Replies whose kind changed when reruns, fix runs, later-tree notes and
+/// requests phrased as questions were taught to the classifier: each was
+/// read, and the reason it is right is beside it. (Message-ID, kind
+/// before, kind now.)
+const CHANGED_REPLIES: &[(&str, &str, &str)] = &[
+    // Ingo: "It would be nice to double check this on the kernel-test-robot
+    // side as well": a rerun asked for (LKP's rerun answers it).
+    ("20200806153500.GC2131635@gmail.com", "discussion", "test-request"),
+    // Amir: "Would it be possible to request a re-test with the branch:"
+    // and the git URL and branch.
+    ("CAOQ4uxh+do6SVyYCcNSM+7dqzSRU_Y-AXYuMyti4ESkmLdm5zQ@mail.gmail.com", "discussion", "test-request"),
+    // Dave: "Can you add this patch and see if it fixes the problem?" and
+    // the lore link.
+    ("20230302222122.GJ360264@dread.disaster.area", "discussion", "test-request"),
+    // Yosry: "If you're able to test it that would be great, the diff is
+    // below."
+    ("CAJD7tkYXJ3vcGvteNH98tB_C7OTo718XSxL=mFsUa7kO8vzFzA@mail.gmail.com", "discussion", "test-request"),
+    // Oliver answers in the report's thread without quoting it ("I tried to
+    // apply below patch ... but failed"): discussion of the case.
+    ("ZTdqpcDFVHhFwWMc@xsang-OptiPlex-9020", "unrelated", "discussion"),
+    // Oliver: "we double confirmed the latency_95th_ms data is stable in
+    // multi runs": the regression confirmed by reruns, no fix.
+    ("ZZT2XInayfY0eRu+@xsang-OptiPlex-9020", "discussion", "retest-result"),
+    // Yosry: "Oliver, would you be able to test if the attached patch
+    // helps?" with the patch attached.
+    ("CAJD7tka0o+jn3UkXB+ZfZvRw1v+KysJbaGQvJdHcSmAhYC5TQA@mail.gmail.com", "discussion", "test-request"),
+    // Marcos, to the report: "Please check if the new patch fixes things on
+    // the build robot."
+    ("20240221220404.11585-1-mpdesouza@suse.com", "discussion", "test-request"),
+    // Roman: "Can you, please, check if the following patch resolves the
+    // regression entirely?" and the diff.
+    ("ZpWgP-h5X7GKj1ay@google.com", "discussion", "test-request"),
+    // Al: "Try this:" and the diff.
+    ("20241006145904.GE4017910@ZenIV", "discussion", "test-request"),
+    // Vlastimil: "Attached patch could be used to see if it fixes things."
+    ("7c41d8d7-7d5a-4c3d-97b3-23642e376ff9@suse.cz", "discussion", "test-request"),
+    // Luis: "Oliver can you reproduce the kernel warning on next-20250321?"
+    // (LKP's still-present note answers it).
+    ("Z9-zL3pRpCHm5a0w@bombadil.infradead.org", "discussion", "test-request"),
+    // Nilay: "Is it possible for you to run this test on your setup using
+    // stress-ng option --iostat 1".
+    ("95753732-9714-42e0-8097-e2b4c3dd5820@linux.ibm.com", "discussion", "test-request"),
+    // Nilay: "is it possible to rerun test with following options".
+    ("f33af0f8-6d7b-479c-9d57-e5fd485d0f6e@linux.ibm.com", "discussion", "test-request"),
+    // Vlastimil: "Does this fix it?" and a patch after a scissors line.
+    ("692b6230-db0c-4369-85f0-539aa1c072bb@suse.cz", "discussion", "test-request"),
+    // Qi: "could you help check if the patch above fixes the issue on your
+    // end?"
+    ("46e9f5cf-34cb-466d-a53a-5778768af4d9@linux.dev", "discussion", "test-request"),
+    // Shakeel: "Oliver, can you please help in testing this patch?"
+    ("93b7c3f206f158e7387cbb5f0bf5845b59b93053@linux.dev", "discussion", "test-request"),
+];
+
+/// The kinds of the corpus's replies that are not robot reports (every
+/// other message with In-Reply-To, References or a `Re:` subject),
+/// counted. Before reruns, fix runs, later-tree notes and requests as
+/// questions were read, the counts were discussion 886, fix-posted 30,
+/// retest-result 33, test-request 16, unrelated 156; [`CHANGED_REPLIES`]
+/// lists every reply that moved (15 discussions became test requests, one
+/// a retest result, one unrelated reply a discussion).
+#[test]
+fn reply_kinds_are_counted_and_the_changed_ones_hold() {
+    let Some(c) = corpus() else { return };
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for (m, cl) in &c.items {
+        if m.is_reply() && !REPORT_KINDS.contains(&cl.kind) {
+            *counts.entry(cl.kind.as_str()).or_default() += 1;
+        }
+    }
+    eprintln!("corpus reply kinds: {counts:?}");
+    let mut bad = Vec::new();
+    for &(id, before, now) in CHANGED_REPLIES {
+        match c.by_id.get(id) {
+            Some(&i) if c.items[i].1.kind.as_str() == now => {}
+            Some(&i) => bad.push(format!("{id}: {} (was {before}, reviewed as {now})", c.items[i].1.kind.as_str())),
+            None => bad.push(format!("{id}: not in the corpus")),
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    let want: BTreeMap<&str, usize> =
+        [("discussion", 871), ("fix-posted", 30), ("retest-result", 34), ("test-request", 31), ("unrelated", 155)]
+            .into_iter()
+            .collect();
+    assert_eq!(counts, want);
 }

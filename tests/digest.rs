@@ -61,6 +61,20 @@ fn a_busy_week() {
     check("2026-W15-busy-week", &text);
 }
 
+/// The week of 2026-06-08: a fix judged partly recovered, then the next
+/// fix's result only attached (a log that cannot be read): both are
+/// retest results of the week, the second says its result is unknown;
+/// the rerun of the week before is not among them.
+#[test]
+fn results_without_a_verdict_are_listed_as_such() {
+    let cases = fixture_cases();
+    let text = text_of(&cases, "2026-06-10", None);
+    assert!(text.contains("Retest verdicts this week (2)"), "{text}");
+    assert!(text.contains("partly-recovered") && text.contains("result unknown"), "{text}");
+    assert!(!text.contains("still regressed"), "{text}");
+    check("2026-W24-result-unknown", &text);
+}
+
 /// A week before any report: one line, no empty sections.
 #[test]
 fn a_quiet_week() {

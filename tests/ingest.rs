@@ -159,8 +159,9 @@ fn with_nuls_in_headers(raw: &[u8]) -> Vec<u8> {
 /// requests, and the state (and verdict) their mails call for, read by
 /// hand.
 const RETEST_THREADS: &[(&str, CaseState, Option<Verdict>)] = &[
-    // Rong: "recompiled ... the regression still exists" (no fix column).
-    ("20200803094257.GA23458@shao2-debian", CaseState::RetestDone, Some(Verdict::NotRecovered)),
+    // Rong: "recompiled ... the regression still exists": a rerun without
+    // a fix confirms the regression and judges no fix, so no verdict.
+    ("20200803094257.GA23458@shao2-debian", CaseState::RetestDone, None),
     // Oliver tested Amir's branch; a 3-commit table, no verdict on the headline.
     ("20210731063818.GB18773@xsang-OptiPlex-9020", CaseState::RetestDone, None),
     // Fixup 92a8f471fa "didn't fix the issue, still has -6.4%".
@@ -189,12 +190,15 @@ const RETEST_THREADS: &[(&str, CaseState, Option<Verdict>)] = &[
     ("202407311703.8q8sDQ2p-lkp@intel.com", CaseState::RetestRequested, None),
     ("202408010150.13yZScv6-lkp@intel.com", CaseState::RetestRequested, None),
     ("202410062250.ee92fca7-oliver.sang@intel.com", CaseState::RetestDone, Some(Verdict::Recovered)),
-    // Reruns to answer a config question: retests without a fix verdict.
+    // Reruns to answer a config question confirm the regression: no fix,
+    // no verdict.
     ("202412122112.ca47bcec-lkp@intel.com", CaseState::RetestDone, None),
     // "your patch fixed the issue we reported", Tested-by.
     ("202412172217.b906db7c-lkp@intel.com", CaseState::RetestDone, Some(Verdict::Recovered)),
     ("202412271132.a09c3500-lkp@intel.com", CaseState::RetestDone, Some(Verdict::Recovered)),
-    // LKP's last word is "the issue still exists on next-20250321".
+    // Fix a64e5a596067 "does not fix" the warning (the prose); LKP's
+    // last word, "the issue still exists on next-20250321", is a
+    // still-present note and keeps that verdict.
     ("202503101536.27099c77-lkp@intel.com", CaseState::RetestDone, Some(Verdict::NotRecovered)),
     // "confirmed the issue gone", Tested-by.
     ("202503171650.cc082b66-lkp@intel.com", CaseState::RetestDone, Some(Verdict::Recovered)),

@@ -237,6 +237,66 @@ fn retest_with_fixup_column_records_verdict_and_fix() {
 }
 
 /// ```text
+/// R  202606011000.abab0001-lkp@intel.com   perf regression (robot), abcdef0123 aim7 -20.5%
+/// <- C  abab0002-lkp@intel.com   LKP rerun, quotes nothing: two columns, still -20.9%
+///    <- Q  abab0003@example.org   "could you give this a spin?" + diff
+///       <- F  abab0004-lkp@intel.com   fix column 1122aabbcc: partly recovered
+///          <- U  abab0005-lkp@intel.com   "reran with your v2 patch applied"; dmesg.xz attached
+/// <- M  abab0006-lkp@intel.com   "merged into mainline, and we still see the regression"
+/// ```
+/// The rerun adds a confirmed event, the fix run without a readable result
+/// a result-unknown event (with the fix it names) that leaves the verdict
+/// and its fix alone, and the later tree a still-present event; all three
+/// show in `case --json` and in the timeline.
+#[test]
+fn reruns_results_without_a_verdict_and_later_trees_are_events() {
+    let run = ingest(&fixture_messages("verdicts-kept-through-reruns-and-later-trees"), false);
+    let [case] = run.cases.as_slice() else { panic!("one case expected, got {}", run.cases.len()) };
+    let kinds: Vec<(EventKind, Option<String>)> = event_kinds(case);
+    let id = |s: &str| Some(s.to_string());
+    assert_eq!(
+        kinds,
+        [
+            (EventKind::Reported, id("202606011000.abab0001-lkp@intel.com")),
+            (EventKind::Confirmed, id("abab0002-lkp@intel.com")),
+            (EventKind::RetestRequested, id("abab0003@example.org")),
+            (EventKind::RetestDone, id("abab0004-lkp@intel.com")),
+            (EventKind::ResultUnknown, id("abab0005-lkp@intel.com")),
+            (EventKind::StillPresent, id("abab0006-lkp@intel.com")),
+        ]
+    );
+    // The verdict is the fix column's; neither the result without one nor
+    // the later tree changes it, or the fix it is of.
+    assert_eq!(case.view.state, CaseState::RetestDone);
+    assert_eq!(case.verdict, Some(Verdict::PartlyRecovered));
+    assert_eq!(case.fix_commit.as_deref(), Some("1122aabbcc"));
+    let event = |k| case.events.iter().find(|e| e.kind == k).unwrap();
+    assert_eq!(event(EventKind::Confirmed).verdict, None);
+    assert_eq!(
+        event(EventKind::Confirmed).note.as_deref(),
+        Some("still regressed: rerun without a fix, aim7.jobs-per-min -20.9%")
+    );
+    let unknown = event(EventKind::ResultUnknown);
+    assert_eq!(unknown.verdict, None);
+    assert_eq!(unknown.fix_commit.as_deref(), Some("https://lore.kernel.org/all/abab0010@example.org/"));
+    assert_eq!(unknown.note.as_deref(), Some("no verdict: the result is in dmesg.xz, which is not plain text"));
+    assert_eq!(event(EventKind::StillPresent).note.as_deref(), Some("still present in mainline"));
+
+    let json = lkpbot::view::case_json(case);
+    let listed: Vec<&str> = json["events"].as_array().unwrap().iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    assert_eq!(listed, ["reported", "confirmed", "retest-requested", "retest-done", "result-unknown", "still-present"]);
+    let timeline = lkpbot::view::case_timeline(case, NOW);
+    for line in [
+        "confirmed        -> retest-done",
+        "result-unknown   -> retest-done",
+        "still-present    -> retest-done",
+        "[still present in mainline]",
+    ] {
+        assert!(timeline.contains(line), "{line} not in\n{timeline}");
+    }
+}
+
+/// ```text
 /// A  2b0f904a5a fio.read_bw_MBps -16.1% regression            "mm/cma: manage the memory ..."
 /// B  2b0f904a5a will-it-scale.per_thread_ops -7.7% regression  same commit, other testcase
 /// C  4405c5fd84 vm-scalability.throughput +26.5% improvement   same patch, rebased

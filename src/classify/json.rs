@@ -85,6 +85,11 @@ pub fn to_json(mail: &Mail, c: &Classified) -> Value {
         o.insert("retest".into(), c.retests.first().map_or(Value::Null, v));
         o.insert("retests".into(), v(&c.retests));
         o.insert("prose_verdict".into(), v(&c.prose_verdict));
+        // What the result found, and the verdict it states: a fix's,
+        // `still-regressed` for a rerun without a fix, null when the mail
+        // does not say (`problems` says why).
+        o.insert("outcome".into(), v(&c.outcome));
+        o.insert("verdict".into(), v(&c.outcome.as_ref().and_then(|x| x.verdict_str())));
     }
     if c.test_request.is_some() {
         o.insert("test_request".into(), v(&c.test_request));

@@ -16,6 +16,7 @@ mod fields;
 pub mod fix;
 pub mod json;
 pub mod num;
+pub mod outcome;
 pub mod report;
 pub mod request;
 pub mod retest;
@@ -31,6 +32,7 @@ use crate::mail::{Mail, quote};
 use crate::text::{Needles, contains_ci, strip_signature};
 use build_error::{BuildFacts, BuildSummary};
 use fix::FixPosted;
+use outcome::Outcome;
 use report::{CommitRef, Headline, ReportFacts, Template};
 use request::TestRequest;
 use retest::Retest;
@@ -215,6 +217,10 @@ pub struct Classified {
     pub retests: Vec<Retest>,
     /// For a retest result: what its prose says, tables aside.
     pub prose_verdict: Option<crate::model::Verdict>,
+    /// For a retest result: what it found (a fix judged, the regression
+    /// confirmed, still present in a later tree, or a result it does not
+    /// give).
+    pub outcome: Option<Outcome>,
     pub test_request: Option<TestRequest>,
     pub commands: Vec<CommandLine>,
     pub fix: Option<FixPosted>,
@@ -251,6 +257,7 @@ pub fn classify(mail: &Mail, cfg: &ClassifyConfig) -> Classified {
         report: None,
         retests: Vec::new(),
         prose_verdict: None,
+        outcome: None,
         test_request: None,
         commands: Vec::new(),
         fix: None,
@@ -350,10 +357,8 @@ pub fn classify(mail: &Mail, cfg: &ClassifyConfig) -> Classified {
         || c.subject.tags.iter().any(|t| t.eq_ignore_ascii_case("LKP"))
         || mail.subject.starts_with("[LKP]");
     if lkp_like {
-        let retests = match &c.report {
-            Some(r) => retest::extract(own_clean, &tables, &retest_context(r)),
-            None => retest::extract(own_clean, &tables, &retest::Context::default()),
-        };
+        let ctx = c.report.as_deref().map(retest_context).unwrap_or_default();
+        let retests = retest::extract(own_clean, &tables, &ctx);
         let tested_by = own_clean.lines().any(|l| {
             let l = l.trim_start().to_ascii_lowercase();
             l.starts_with("tested-by:") && (l.contains("test robot") || l.contains("lkp@intel.com"))
@@ -365,10 +370,18 @@ pub fn classify(mail: &Mail, cfg: &ClassifyConfig) -> Classified {
         let prose = retest::prose_only(own_clean, &tables);
         let prose_verdict = retest::prose_verdict(&prose);
         let reran = !tables.is_empty() && retest::says_it_reran(&prose);
+        // An LKP engineer's words alone: a rerun that shows the regression
+        // again, a later tree that still has it, a fix run whose result is
+        // attached. Not for the whole domain: other engineers there write
+        // the same words about their own tests.
+        let lkp_words = matches!(sender, Sender::Robot | Sender::LkpTeam | Sender::Unknown)
+            && mail.is_reply()
+            && outcome::is_a_result(&prose, &mail.attachments);
         if !retests.is_empty()
             || wide_table
             || tested_by
             || reran
+            || lkp_words
             || (mail.is_reply() && prose_verdict.is_some())
             || (sender == Sender::Robot && mail.is_reply())
         {
@@ -388,9 +401,26 @@ pub fn classify(mail: &Mail, cfg: &ClassifyConfig) -> Classified {
                     ));
                 }
             }
+            let judged = outcome::judge(&outcome::Evidence {
+                prose: &prose,
+                tables: &tables,
+                retests: &retests,
+                prose_verdict,
+                report: c.report.as_deref(),
+                ctx: &ctx,
+                attachments: &mail.attachments,
+            });
+            c.problems.extend(judged.problems);
             c.problems.dedup();
+            // "The issue still exists" judges no fix when nothing was
+            // applied: the outcome says what it found.
+            if !matches!(judged.outcome, Outcome::FixJudged { .. } | Outcome::ResultUnknown { .. }) {
+                c.prose_verdict = None;
+            }
             c.kind = Kind::RetestResult;
             c.retests = retests;
+            c.retests.extend(judged.retests);
+            c.outcome = Some(judged.outcome);
             return c;
         }
     }
@@ -417,7 +447,11 @@ pub fn classify(mail: &Mail, cfg: &ClassifyConfig) -> Classified {
         c.test_request = Some(r);
         return c;
     }
-    if c.report.is_some() || (mail.is_reply() && is_robot_thread(mail, &c.subject, body)) {
+    // An LKP engineer answering in a report's thread is discussing it,
+    // whatever the reply quotes: the thread's ids say so.
+    let lkp_in_report_thread =
+        sender == Sender::LkpTeam && mail.ancestors().into_iter().any(|id| is_robot_report_id(id.as_str()));
+    if c.report.is_some() || (mail.is_reply() && (is_robot_thread(mail, &c.subject, body) || lkp_in_report_thread)) {
         c.kind = Kind::Discussion;
     }
     c
@@ -463,6 +497,15 @@ fn is_robot_thread(mail: &Mail, subj: &SubjectFacts, body: &str) -> bool {
         || contains_ci(body.as_bytes(), b"test robot")
         || contains_ci(body.as_bytes(), b"/oe-lkp/")
         || contains_ci(body.as_bytes(), b"/oe-kbuild-all/")
+}
+
+/// The Message-IDs the robot gives its reports: `202605121641.b6a60cb0-lkp@intel.com`,
+/// `202211220854.48dad6fd-oliver.sang@intel.com` (the minute it was sent,
+/// a hash, the sender at intel.com).
+fn is_robot_report_id(id: &str) -> bool {
+    static ID: LazyLock<regex::Regex> =
+        LazyLock::new(|| regex::Regex::new(r"^20\d{10}\.[0-9A-Za-z]{7,9}-[\w.]+@intel\.com$").expect("static regex"));
+    ID.is_match(id)
 }
 
 /// The report a reply quotes, else what its subject says of one.

@@ -15,6 +15,7 @@ use std::collections::BTreeSet;
 use super::{Acting, RetestBackend, Settings};
 use crate::act::{self, policy};
 use crate::classify::Kind;
+use crate::classify::outcome::Outcome;
 use crate::render;
 use crate::store::{NewMail, RetestRequest, StoreError, Tx};
 use crate::thread::{CaseId, CaseView, Event, EventKind, Incoming};
@@ -150,10 +151,20 @@ async fn verdicts(
     let now = (acting.clock)();
     let fresh = act::is_fresh(inc.date, fetched_at, now, acting.rules.fresh_hours);
     let r = inc.classified.retests.iter().find(|r| r.verdict.is_some()).or(inc.classified.retests.first());
-    let verdict = r.and_then(|r| r.verdict).or(inc.prose_verdict);
-    let verdict_text = verdict.map_or("no verdict in the result", |v| v.as_str());
+    let outcome = inc.classified.outcome.as_ref();
+    let verdict = r.and_then(|r| r.verdict).or(inc.prose_verdict).or(outcome.and_then(Outcome::verdict));
+    // A rerun without a fix, or a result without a verdict, says so.
+    let verdict_text = match outcome {
+        Some(Outcome::FixJudged { .. }) | None => {
+            verdict.map_or("no verdict in the result", |v| v.as_str()).to_string()
+        }
+        Some(o) => o.summary(),
+    };
     let share = r.and_then(|r| r.recovered_share).map(|n| n.0);
-    let fix = r.map_or_else(|| "-".to_string(), |r| r.fix.short.clone());
+    let fix = r
+        .map(|r| r.fix.short.clone())
+        .or_else(|| outcome.and_then(Outcome::fix).map(str::to_string))
+        .unwrap_or_else(|| "-".to_string());
     let metric = r.map_or_else(|| "-".to_string(), |r| r.metric.clone());
     for case_id in cases {
         let requests = tx.open_retest_requests(*case_id).await?;
@@ -169,7 +180,7 @@ async fn verdicts(
                     req.requested_at,
                     inc,
                     &case,
-                    verdict_text,
+                    &verdict_text,
                     share,
                     &fix,
                     &metric,
@@ -179,7 +190,7 @@ async fn verdicts(
                 );
                 queue(tx, &cause, "verdict", Some(case.id), inc, Some(&req.requested_by), &out, &acting.identity, now)
                     .await?;
-                tracing::info!(case = case.id.0, to = %req.requested_by, verdict = verdict_text, "verdict queued");
+                tracing::info!(case = case.id.0, to = %req.requested_by, verdict = %verdict_text, "verdict queued");
             }
         }
         tx.answer_retest_requests(case.id, &inc.message_id, now).await?;

@@ -21,6 +21,11 @@ use std::sync::LazyLock;
 /// giant part must not make classification slow.
 pub const MAX_BODY_BYTES: usize = 8 << 20;
 
+/// The text of a `text/plain` attachment is kept up to this many bytes:
+/// enough for the comparison table or the dmesg an LKP engineer attaches
+/// to a retest; the kernel configs the robot attaches are cut.
+pub const MAX_ATTACHMENT_TEXT: usize = 256 << 10;
+
 /// At most this many ancestors of one message are kept: its In-Reply-To,
 /// the first References entry (the thread's root) and the nearest ones.
 /// Threading needs those: a reply names its report near the end of the
@@ -47,6 +52,11 @@ pub struct Attachment {
     pub name: Option<String>,
     pub content_type: String,
     pub size: usize,
+    /// A plain-text attachment's text with LF line ends, at most
+    /// [`MAX_ATTACHMENT_TEXT`] bytes of it; `None` for anything else
+    /// (compressed logs, patches sent as octet streams, HTML).
+    #[serde(skip)]
+    pub text: Option<String>,
 }
 
 /// How the input was laid out: a real RFC 5322 message, or a text dump of
@@ -315,7 +325,8 @@ pub fn parse(raw: &[u8]) -> Mail {
             // Measured with LF line ends, so a message's size does not
             // depend on how it was stored.
             let size = raw.len() - raw.windows(2).filter(|w| w == b"\r\n").count();
-            Attachment { name: p.attachment_name().map(str::to_string), content_type, size }
+            let text = (p.is_text() && !p.is_text_html()).then(|| p.text_contents()).flatten().map(attachment_text);
+            Attachment { name: p.attachment_name().map(str::to_string), content_type, size, text }
         })
         .collect();
 
@@ -421,14 +432,30 @@ pub(crate) fn normalise_text(s: String, problems: &mut Vec<String>) -> String {
         problems.push("body: NUL bytes removed".into());
     }
     if out.len() > MAX_BODY_BYTES {
-        let mut cut = MAX_BODY_BYTES;
-        while !out.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        out.truncate(cut);
+        out.truncate(char_floor(&out, MAX_BODY_BYTES));
         problems.push(format!("body: cut at {MAX_BODY_BYTES} bytes"));
     }
     out
+}
+
+/// The start of an attachment's text, at most [`MAX_ATTACHMENT_TEXT`]
+/// bytes of it, with LF line ends and no NULs. Cut after the line ends
+/// are made LF, so an attachment keeps the same text whichever line ends
+/// it was stored with.
+fn attachment_text(t: &str) -> String {
+    let t = &t[..char_floor(t, 2 * MAX_ATTACHMENT_TEXT)];
+    let mut out = t.replace("\r\n", "\n").replace('\r', "\n").replace('\0', "");
+    out.truncate(char_floor(&out, MAX_ATTACHMENT_TEXT));
+    out
+}
+
+/// The largest char boundary of `s` at or below `max`.
+fn char_floor(s: &str, max: usize) -> usize {
+    let mut cut = s.len().min(max);
+    while !s.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    cut
 }
 
 /// A stable id for a message that has none: FNV-1a of its bytes.

@@ -12,6 +12,7 @@
 //! its references or not at all.
 
 use crate::classify::Kind;
+use crate::classify::outcome::Outcome;
 use crate::model::Verdict;
 
 use super::keys::{patch_key, same_commit, subject_key};
@@ -260,19 +261,7 @@ pub fn events_for(m: &Incoming, at: i64) -> Vec<Event> {
     let id = Some(m.message_id.clone());
     let ev = |kind| Event::new(at, kind, id.clone());
     match c.kind {
-        Kind::RetestResult => {
-            let r = c.retests.iter().find(|r| r.verdict.is_some()).or(c.retests.first());
-            let mut e = ev(EventKind::RetestDone);
-            if let Some(r) = r {
-                e.verdict = r.verdict;
-                e.fix_commit = Some(r.fix.sha.as_ref().map_or_else(|| r.fix.short.clone(), |s| s.to_string()));
-                e.note = Some(retest_note(r.verdict, &r.metric));
-            } else {
-                e.verdict = m.prose_verdict;
-                e.note = Some(retest_note(m.prose_verdict, "as the reply says; no table"));
-            }
-            vec![e]
-        }
+        Kind::RetestResult => vec![retest_event(m, ev)],
         Kind::TestRequest => vec![ev(EventKind::RetestRequested)],
         Kind::FixPosted => {
             let mut e = ev(EventKind::FixPosted);
@@ -286,6 +275,47 @@ pub fn events_for(m: &Incoming, at: i64) -> Vec<Event> {
         // it alone.
         _ => vec![ev(EventKind::Discussion)],
     }
+}
+
+/// What a retest result does in its case, by what it found: a fix judged
+/// (its verdict and fix column), the report's test run again without a
+/// fix (confirmed, or still present in a later tree), or a fix run whose
+/// result the mail does not give.
+fn retest_event(m: &Incoming, ev: impl Fn(EventKind) -> Event) -> Event {
+    let c = &m.classified;
+    let kind = match &c.outcome {
+        Some(Outcome::RegressionConfirmed { .. }) => EventKind::Confirmed,
+        Some(Outcome::StillPresent { .. }) => EventKind::StillPresent,
+        Some(Outcome::ResultUnknown { .. }) => EventKind::ResultUnknown,
+        Some(Outcome::FixJudged { .. }) | None => EventKind::RetestDone,
+    };
+    let mut e = ev(kind);
+    let column = c.retests.iter().find(|r| r.verdict.is_some()).or(c.retests.first());
+    match (&c.outcome, column) {
+        (Some(Outcome::FixJudged { .. }) | None, Some(r)) => {
+            e.verdict = r.verdict;
+            e.fix_commit = Some(r.fix.sha.as_ref().map_or_else(|| r.fix.short.clone(), |s| s.to_string()));
+            e.note = Some(retest_note(r.verdict, &r.metric));
+        }
+        (None, None) => {
+            e.verdict = m.prose_verdict;
+            e.note = Some(retest_note(m.prose_verdict, "as the reply says; no table"));
+        }
+        (Some(Outcome::FixJudged { verdict, fix }), None) => {
+            // Judged by the prose, or by an attached log that shows the
+            // reported issue (the problems say which).
+            e.verdict = Some(*verdict);
+            e.fix_commit = fix.clone();
+            let by = if m.prose_verdict.is_some() { "as the reply says; no table" } else { "by the attached log" };
+            e.note = Some(retest_note(e.verdict, by));
+        }
+        (Some(Outcome::ResultUnknown { fix, .. }), _) => {
+            e.fix_commit = fix.clone();
+            e.note = c.outcome.as_ref().map(Outcome::summary);
+        }
+        (Some(o), _) => e.note = Some(o.summary()),
+    }
+    e
 }
 
 fn retest_note(verdict: Option<Verdict>, metric: &str) -> String {

@@ -5,6 +5,9 @@
 //!     \___________\_______________\________________\-> stale (no activity)
 //! any open state -> invalid | duplicate | resolved (commands); reopen -> discussed
 //! improvements: informational (activity recorded, state kept)
+//! confirmed, still-present (the test run again, no fix) and result-unknown
+//! (a fix run whose result the mail does not give) move a case as
+//! retest-done does; only retest-done (a fix judged) sets the verdict
 //! ```
 //!
 //! A case's state is never stored as a fact: it is the fold of
@@ -153,10 +156,20 @@ pub enum EventKind {
     RetestDispatched,
     /// A retest request went unanswered through its reminder.
     RetestTimedOut,
+    /// LKP ran the report's test again without a fix (rebuilt, more runs,
+    /// another machine) and the regression reproduces.
+    Confirmed,
+    /// The regression is still seen in a later tree (the note names it):
+    /// it survived into mainline, a release or linux-next.
+    StillPresent,
+    /// A fix was retested and the result's mail does not say how it went
+    /// (the note says why): a retest done that judges nothing, so the
+    /// case keeps the verdict it had.
+    ResultUnknown,
 }
 
 impl EventKind {
-    pub const ALL: [EventKind; 15] = [
+    pub const ALL: [EventKind; 18] = [
         EventKind::Reported,
         EventKind::ReportedAgain,
         EventKind::RelatedReport,
@@ -172,6 +185,9 @@ impl EventKind {
         EventKind::Stale,
         EventKind::RetestDispatched,
         EventKind::RetestTimedOut,
+        EventKind::Confirmed,
+        EventKind::StillPresent,
+        EventKind::ResultUnknown,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -191,11 +207,23 @@ impl EventKind {
             EventKind::Stale => "stale",
             EventKind::RetestDispatched => "retest-dispatched",
             EventKind::RetestTimedOut => "retest-timed-out",
+            EventKind::Confirmed => "confirmed",
+            EventKind::StillPresent => "still-present",
+            EventKind::ResultUnknown => "result-unknown",
         }
     }
 
     pub fn parse(s: &str) -> Option<EventKind> {
         EventKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
+    /// What a retest result does in a case: a fix judged, a result
+    /// without a verdict, or the report's test run again.
+    pub fn is_retest_result(self) -> bool {
+        matches!(
+            self,
+            EventKind::RetestDone | EventKind::ResultUnknown | EventKind::Confirmed | EventKind::StillPresent
+        )
     }
 }
 
@@ -238,9 +266,13 @@ pub fn transition(state: CaseState, event: EventKind) -> CaseState {
         (S::Reported | S::Stale, E::Discussion | E::RelatedReport | E::Retitled | E::Reopened) => S::Discussed,
         // Once a fix is posted, retests verify it: the verdict is kept on
         // the case, the state stays.
-        (S::FixPosted, E::RetestRequested | E::RetestDone) => S::FixPosted,
+        (S::FixPosted, E::RetestRequested) => S::FixPosted,
+        (S::FixPosted, e) if e.is_retest_result() => S::FixPosted,
         (_, E::RetestRequested) => S::RetestRequested,
-        (_, E::RetestDone) => S::RetestDone,
+        // Every retest result is a retest done: one without a verdict, and
+        // the report's test run again without a fix (the regression
+        // confirmed, or still seen in a later tree), which closes nothing.
+        (_, e) if e.is_retest_result() => S::RetestDone,
         (_, E::FixPosted) => S::FixPosted,
         (s, _) => s,
     }
@@ -286,6 +318,9 @@ pub fn replay(kind: CaseKind, events: &[Event]) -> (Progress, Vec<(&Event, CaseS
     for e in in_time_order(events) {
         p.state = transition(p.state, e.kind);
         match e.kind {
+            // Only a fix judged sets the verdict. A result the mail does
+            // not give says nothing of the fix, and a rerun without a fix
+            // judges none: the last verdict stands, with its fix.
             EventKind::RetestDone => {
                 p.verdict = e.verdict;
                 p.fix_commit = e.fix_commit.clone();
@@ -349,6 +384,44 @@ mod tests {
         for (e, want) in steps {
             s = transition(s, e);
             assert_eq!(s, want, "after {e:?}");
+        }
+    }
+
+    /// A rerun without a fix and a result without a verdict are retests
+    /// done: they answer a request, revive a quiet case, and leave a
+    /// posted fix, a closed case and an improvement where they are.
+    #[test]
+    fn reruns_and_results_without_a_verdict() {
+        use CaseState as S;
+        use EventKind as E;
+        let rows = [
+            (S::Reported, E::Confirmed, S::RetestDone),
+            (S::Stale, E::StillPresent, S::RetestDone),
+            (S::Discussed, E::Confirmed, S::RetestDone),
+            (S::RetestRequested, E::StillPresent, S::RetestDone),
+            (S::FixPosted, E::Confirmed, S::FixPosted),
+            (S::FixPosted, E::StillPresent, S::FixPosted),
+            (S::Resolved, E::StillPresent, S::Resolved),
+            (S::Invalid, E::Confirmed, S::Invalid),
+            (S::Informational, E::Confirmed, S::Informational),
+            (S::Reported, E::ResultUnknown, S::RetestDone),
+            (S::RetestRequested, E::ResultUnknown, S::RetestDone),
+            (S::FixPosted, E::ResultUnknown, S::FixPosted),
+        ];
+        for (from, e, want) in rows {
+            assert_eq!(transition(from, e), want, "{from:?} after {e:?}");
+        }
+        // Neither a rerun without a fix nor a result without a verdict
+        // changes the verdict, or the fix it is of.
+        let mut judged = ev(100, EventKind::RetestDone);
+        judged.verdict = Some(Verdict::PartlyRecovered);
+        judged.fix_commit = Some("6df13230b6".into());
+        let mut unknown = ev(300, EventKind::ResultUnknown);
+        unknown.fix_commit = Some("981204d280".into());
+        for later in [ev(200, EventKind::Confirmed), ev(200, EventKind::StillPresent), unknown] {
+            let (p, _) = replay(CaseKind::PerfRegression, &[judged.clone(), later]);
+            assert_eq!((p.state, p.verdict), (CaseState::RetestDone, Some(Verdict::PartlyRecovered)));
+            assert_eq!(p.fix_commit.as_deref(), Some("6df13230b6"));
         }
     }
 

@@ -84,9 +84,17 @@ pub fn check_golden(expected: &Path, actual: &str) -> Result<(), String> {
     if want == actual {
         return Ok(());
     }
-    let actual_path = expected.with_file_name(
-        expected.file_name().unwrap_or_default().to_string_lossy().replace(".expected.json", ".actual.json"),
-    );
+    // `NAME.expected.json` -> `NAME.actual.json`, `NAME.txt` ->
+    // `NAME.actual.txt`: never the expected file itself.
+    let name = expected.file_name().unwrap_or_default().to_string_lossy().to_string();
+    let actual_name = match name.strip_suffix(".expected.json") {
+        Some(stem) => format!("{stem}.actual.json"),
+        None => match name.rsplit_once('.') {
+            Some((stem, ext)) => format!("{stem}.actual.{ext}"),
+            None => format!("{name}.actual"),
+        },
+    };
+    let actual_path = expected.with_file_name(actual_name);
     let _ = std::fs::write(&actual_path, actual);
     Err(format!("{} differs: see {}", expected.display(), actual_path.display()))
 }
