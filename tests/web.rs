@@ -346,3 +346,23 @@ fn a_browser_renders_the_chart() {
     }
     assert!(server.stop().success());
 }
+
+/// A case page names its related cases with their state and title.
+#[test]
+fn related_cases_are_named() {
+    let (_dir, db) = store(&["../threads/same-patch-two-shas.mbox"]);
+    let fio = case_with(&db, "fio.read_bw_MBps");
+    let api = json(&get(&db, &format!("/api/cases/{fio}"), ANY));
+    let related: Vec<i64> = api["related"].as_array().unwrap().iter().map(|r| r.as_i64().unwrap()).collect();
+    assert!(!related.is_empty(), "{api}");
+    let page = get(&db, &format!("/cases/{fio}"), HTML).body;
+    let list = &page[page.find("Related cases").expect("a related section")..];
+    for id in related {
+        let other = json(&get(&db, &format!("/api/cases/{id}"), ANY));
+        let title = other["title"].as_str().unwrap();
+        let entry = format!(r#"<a href="/cases/{id}">case {id}</a>"#);
+        let at = list.find(&entry).unwrap_or_else(|| panic!("no {entry} in {list}"));
+        let line = &list[at..at + list[at..].find("</li>").unwrap()];
+        assert!(line.contains(other["state"].as_str().unwrap()) && line.contains(title), "{line}");
+    }
+}

@@ -166,6 +166,17 @@ impl Reader {
         Ok(cases)
     }
 
+    /// The cases `ids` (those that exist) without their details, by id.
+    pub async fn views(&self, ids: &[CaseId]) -> Result<Vec<CaseView>, StoreError> {
+        let mut conn = self.pool.acquire().await.map_err(err("begin a read"))?;
+        let ids: Vec<i64> = ids.iter().map(|id| id.0).collect();
+        let select = format!("SELECT {} FROM cases c WHERE c.id IN", rows::CASE_COLUMNS);
+        let rows = select_in(&mut conn, &select, "", &ids, "read cases").await?;
+        let mut out: Vec<CaseView> = rows.iter().map(rows::case_view).collect::<Result<_, _>>()?;
+        out.sort_by_key(|v| v.id);
+        Ok(out)
+    }
+
     /// Every mail of the outbox, newest first (without its bytes).
     pub async fn outbox(&self) -> Result<Vec<super::OutboxMail>, StoreError> {
         let mut conn = self.pool.acquire().await.map_err(err("begin a read"))?;

@@ -204,7 +204,9 @@ async fn case_page(
     let Some(c) = app.reader.case(id).await.map_err(|e| Failure::store(e).into_html(html))? else {
         return Err(Failure::new(StatusCode::NOT_FOUND, format!("no case {}", id.0)).into_html(html));
     };
-    page(&pages::case(&c, (app.clock)(), &app.archive)).map_err(|f| f.into_html(html))
+    let related: Vec<CaseId> = c.related.iter().map(|(id, _)| *id).collect();
+    let others = app.reader.views(&related).await.map_err(|e| Failure::store(e).into_html(html))?;
+    page(&pages::case(&c, &others, (app.clock)(), &app.archive)).map_err(|f| f.into_html(html))
 }
 
 /// `/api/cases`: `state` as `cases --state` (and the list's other

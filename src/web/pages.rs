@@ -8,7 +8,7 @@ use askama::Template;
 use super::list::{Query, Sort, encode};
 use crate::classify::json::rfc3339;
 use crate::store::CaseRecord;
-use crate::thread::{CaseKind, CaseState, replay};
+use crate::thread::{CaseKind, CaseState, CaseView, replay};
 use crate::view::{self, chart};
 
 pub struct Opt {
@@ -191,6 +191,9 @@ pub struct Related {
     pub id: i64,
     pub href: String,
     pub relation: &'static str,
+    /// The related case's state and title, when it is among `others`.
+    pub state: Option<&'static str>,
+    pub title: Option<String>,
 }
 
 #[derive(Template)]
@@ -287,8 +290,8 @@ fn points(ch: &chart::Chart, archive: &str) -> Vec<PointRow> {
         .collect()
 }
 
-/// One case's page.
-pub fn case(c: &CaseRecord, now: i64, archive: &str) -> Case {
+/// One case's page; `others` holds its related cases, by id.
+pub fn case(c: &CaseRecord, others: &[CaseView], now: i64, archive: &str) -> Case {
     let f = &c.view.facts;
     let ch = chart::chart(c);
     let (_, replayed) = replay(f.kind, &c.events);
@@ -334,7 +337,16 @@ pub fn case(c: &CaseRecord, now: i64, archive: &str) -> Case {
         related: c
             .related
             .iter()
-            .map(|(id, r)| Related { id: id.0, href: format!("/cases/{}", id.0), relation: r.as_str() })
+            .map(|(id, r)| {
+                let other = others.binary_search_by_key(id, |o| o.id).ok().map(|i| &others[i]);
+                Related {
+                    id: id.0,
+                    href: format!("/cases/{}", id.0),
+                    relation: r.as_str(),
+                    state: other.map(|o| o.state.as_str()),
+                    title: other.map(|o| o.facts.title.clone()),
+                }
+            })
             .collect(),
     }
 }
