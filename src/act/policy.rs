@@ -283,22 +283,8 @@ mod tests {
             id: CaseId(3),
             state: CaseState::Reported,
             facts: CaseFacts {
-                kind: CaseKind::PerfRegression,
-                title: "t".into(),
-                report_message_id: MessageId::new("r@x").unwrap(),
                 report_to: vec!["author@example.org".into()],
-                opened_at: 0,
-                commit: None,
-                commit_subject: None,
-                tree: None,
-                branch: None,
-                testcase: None,
-                metric: None,
-                change_pct: None,
-                direction: None,
-                signature: None,
-                subject_key: None,
-                patch_key: None,
+                ..CaseFacts::new(CaseKind::PerfRegression, "t".into(), MessageId::new("r@x").unwrap(), 0)
             },
         }
     }

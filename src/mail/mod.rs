@@ -444,6 +444,10 @@ pub(crate) fn normalise_text(s: String, problems: &mut Vec<String>) -> String {
 /// it was stored with.
 fn attachment_text(t: &str) -> String {
     let t = &t[..char_floor(t, 2 * MAX_ATTACHMENT_TEXT)];
+    if !t.contains(['\r', '\0']) {
+        // Most attachments (the robot's kernel configs) need no change.
+        return t[..char_floor(t, MAX_ATTACHMENT_TEXT)].to_string();
+    }
     let mut out = t.replace("\r\n", "\n").replace('\r', "\n").replace('\0', "");
     out.truncate(char_floor(&out, MAX_ATTACHMENT_TEXT));
     out

@@ -201,23 +201,12 @@ pub fn case_facts(m: &Incoming, at: i64) -> Option<CaseFacts> {
         _ => return None,
     };
     let title = crate::classify::subject::strip_reply_prefixes(&m.subject).to_string();
+    let title = if title.is_empty() { m.message_id.to_string() } else { title };
     let mut f = CaseFacts {
-        kind,
-        title: if title.is_empty() { m.message_id.to_string() } else { title },
-        report_message_id: m.message_id.clone(),
         report_to: m.to.clone(),
-        opened_at: at,
-        commit: None,
-        commit_subject: None,
-        tree: None,
-        branch: None,
-        testcase: None,
-        metric: None,
-        change_pct: None,
-        direction: None,
-        signature: None,
         subject_key: m.subject_key.clone().or_else(|| subject_key(&m.subject)),
         patch_key: report_patch_key(m),
+        ..CaseFacts::new(kind, title, m.message_id.clone(), at)
     };
     let commit = if let Some(r) = &c.own_report {
         f.tree = r.tree.clone();

@@ -62,6 +62,28 @@ pub struct CaseFacts {
 }
 
 impl CaseFacts {
+    /// What every case has; the rest is filled in from its report.
+    pub fn new(kind: CaseKind, title: String, report_message_id: MessageId, opened_at: i64) -> CaseFacts {
+        CaseFacts {
+            kind,
+            title,
+            report_message_id,
+            report_to: Vec::new(),
+            opened_at,
+            commit: None,
+            commit_subject: None,
+            tree: None,
+            branch: None,
+            testcase: None,
+            metric: None,
+            change_pct: None,
+            direction: None,
+            signature: None,
+            subject_key: None,
+            patch_key: None,
+        }
+    }
+
     /// The store keys of messages whose threading this case's opening or
     /// removal may change (see [`Incoming::dependencies`]).
     pub fn dep_keys(&self) -> Vec<String> {

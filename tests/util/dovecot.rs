@@ -169,11 +169,7 @@ impl Dovecot {
         let port = self.imap_port;
         let user = user.to_string();
         crate::thread::block_on(async move {
-            let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap();
-            let mut client = async_imap::Client::new(tcp);
-            client.read_response().await.unwrap();
-            let password = format!("{user}pass");
-            let mut session = client.login(&user, &password).await.map_err(|(e, _)| e).unwrap();
+            let mut session = login(port, &user).await;
             let mb = session.select("INBOX").await.unwrap();
             let mut out = Vec::new();
             if mb.exists > 0 {
@@ -193,17 +189,21 @@ impl Dovecot {
         let user = user.to_string();
         let msgs = msgs.to_vec();
         crate::thread::block_on(async move {
-            let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap();
-            let mut client = async_imap::Client::new(tcp);
-            client.read_response().await.unwrap();
-            let password = format!("{user}pass");
-            let mut session = client.login(&user, &password).await.map_err(|(e, _)| e).unwrap();
+            let mut session = login(port, &user).await;
             for m in &msgs {
                 session.append("INBOX", None, None, m).await.unwrap();
             }
             session.logout().await.unwrap();
         });
     }
+}
+
+/// An IMAP session as `user` (password `<user>pass`) on 127.0.0.1:`port`.
+async fn login(port: u16, user: &str) -> async_imap::Session<tokio::net::TcpStream> {
+    let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    let mut client = async_imap::Client::new(tcp);
+    client.read_response().await.unwrap();
+    client.login(user, format!("{user}pass")).await.map_err(|(e, _)| e).unwrap()
 }
 
 impl Drop for Dovecot {
