@@ -213,6 +213,46 @@ fn who_may_what_and_who_is_never_answered() {
     assert_eq!(v[0]["state"], "resolved");
 }
 
+/// The headers vger adds to its copy of every mail: the list's copy of
+/// a command is a command.
+const VGER: &str = "Sender: linux-kernel-owner@vger.kernel.org\nPrecedence: bulk\n\
+                    List-Id: <linux-kernel.vger.kernel.org>\nList-Subscribe: <mailto:linux-kernel+subscribe@vger.kernel.org>\n\
+                    List-Unsubscribe: <mailto:linux-kernel+unsubscribe@vger.kernel.org>\n";
+
+/// A command that reaches the bot only through the list is answered; one
+/// sent both to the bot and to the list is answered once, whichever copy
+/// comes first, and whether they come together or apart.
+#[test]
+fn a_command_through_the_list_is_answered_once() {
+    let Some(s) = stack("") else { return };
+    let direct = |id: &str, body: &str| reply(id, "Alice <alice@example.org>", "Cc: bot@example.org\n", body, 60);
+    let listed = |id: &str, body: &str| reply(id, "Alice <alice@example.org>", VGER, body, 60);
+    // The list's copy alone.
+    s.d.append("bot", &[report(), listed("l1@example.org", "#lkp status")]);
+    s.run_once();
+    let alice = s.mail_of("alice", 1);
+    assert_eq!(alice[0].in_reply_to.as_ref().unwrap().as_str(), "l1@example.org");
+    // Its direct copy later: nothing more.
+    s.d.append("bot", &[direct("l1@example.org", "#lkp status")]);
+    s.run_once();
+    s.still_has("alice", 1);
+    // The direct copy first, the list's later.
+    s.d.append("bot", &[direct("d2@example.org", "#lkp status")]);
+    s.run_once();
+    s.mail_of("alice", 2);
+    s.d.append("bot", &[listed("d2@example.org", "#lkp status")]);
+    s.run_once();
+    s.still_has("alice", 2);
+    // Both in one fetch, in either order.
+    s.d.append("bot", &[listed("b3@example.org", "#lkp status"), direct("b3@example.org", "#lkp status")]);
+    s.d.append("bot", &[direct("b4@example.org", "#lkp status"), listed("b4@example.org", "#lkp status")]);
+    s.run_once();
+    let alice = s.mail_of("alice", 4);
+    s.still_has("alice", 4);
+    let answered: Vec<&str> = alice.iter().map(|m| m.in_reply_to.as_ref().unwrap().as_str()).collect();
+    assert_eq!(answered, ["l1@example.org", "d2@example.org", "b3@example.org", "b4@example.org"]);
+}
+
 /// The SMTP server is down while replies are due, and the bot is killed
 /// before it could send: once the server is back, each reply is sent
 /// exactly once.
