@@ -34,7 +34,7 @@ use sqlx::{AssertSqlSafe, Connection, Row};
 
 pub use cases::StaleSweep;
 pub use open::schema_version;
-pub use outbox::{MailState, NewMail, OutboxMail, RetestRequest};
+pub use outbox::{Claim, Failure, MailState, NewMail, OutboxMail, RetestRequest, RunRecord};
 pub use read::{CaseFilter, CaseMessage, CaseRecord, CaseRetest, Reader};
 
 #[derive(Debug, thiserror::Error)]
