@@ -46,6 +46,7 @@ pub struct Config {
     pub retest: RetestConfig,
     pub digest: DigestConfig,
     pub web: WebConfig,
+    pub auth: AuthConfig,
 }
 
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -287,6 +288,64 @@ impl Default for WebConfig {
     }
 }
 
+/// What to make of a DKIM signature.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum DkimMode {
+    /// Nothing is verified: every sender is who From says.
+    Off,
+    /// Fresh mail the bot acts on is verified, and the result recorded.
+    Record,
+    /// As `record`; a command that changes a case needs a pass.
+    Require,
+}
+
+/// `[auth]`: who a command mail is from.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct AuthConfig {
+    pub dkim: DkimMode,
+    /// ARC sealers (a list server that rewrites From) whose recorded DKIM
+    /// pass for the original author is believed.
+    pub trusted_arc: Vec<String>,
+    /// DKIM key records pinned in a file, one per line
+    /// (`<selector>._domainkey.<domain> v=DKIM1; k=rsa; p=...`), asked
+    /// before DNS. Empty: none.
+    pub keys_file: PathBuf,
+    /// DNS servers to ask for keys (`IP` or `IP:PORT`); empty: the
+    /// system's (`/etc/resolv.conf`).
+    pub nameservers: Vec<String>,
+    /// The longest the verification of one message may take (DNS
+    /// included); what takes longer is not authenticated.
+    pub timeout_seconds: u64,
+}
+
+impl Default for AuthConfig {
+    fn default() -> Self {
+        AuthConfig {
+            dkim: DkimMode::Require,
+            trusted_arc: Vec::new(),
+            keys_file: PathBuf::new(),
+            nameservers: Vec::new(),
+            timeout_seconds: 10,
+        }
+    }
+}
+
+impl AuthConfig {
+    /// The pinned key records' text (empty without `keys_file`).
+    pub fn keys(&self, config_path: &Path) -> Result<String, ConfigError> {
+        if self.keys_file.as_os_str().is_empty() {
+            return Ok(String::new());
+        }
+        std::fs::read_to_string(&self.keys_file).map_err(|e| ConfigError::Key {
+            path: config_path.to_path_buf(),
+            key: "auth.keys_file".into(),
+            message: format!("cannot read {}: {e}", self.keys_file.display()),
+        })
+    }
+}
+
 /// Seconds between looks for new mail when a source says nothing.
 pub const DEFAULT_POLL_SECONDS: u64 = 300;
 /// Messages fetched per IMAP round trip.
@@ -332,6 +391,9 @@ impl Config {
             for p in [&mut s.password_file, &mut s.ca_file].into_iter().flatten() {
                 fix(p);
             }
+        }
+        if !self.auth.keys_file.as_os_str().is_empty() {
+            fix(&mut self.auth.keys_file);
         }
     }
 
@@ -432,6 +494,14 @@ impl Config {
                 return Err(bad("smtp.tls".into(), "\"none\" is only allowed for a loopback host"));
             }
         }
+        for (i, ns) in self.auth.nameservers.iter().enumerate() {
+            if nameserver(ns).is_none() {
+                return Err(bad(format!("auth.nameservers[{i}]"), "an IP address, or IP:PORT"));
+            }
+        }
+        if self.auth.timeout_seconds == 0 {
+            return Err(bad("auth.timeout_seconds".into(), "must be at least 1"));
+        }
         Ok(())
     }
 }
@@ -499,6 +569,13 @@ fn read_secret(
         return Ok(text.trim_end_matches(['\n', '\r']).to_string());
     }
     Err(err("password_env", "no password_env or password_file".into()))
+}
+
+/// `IP`, `IP:PORT` or `[IPv6]:PORT` as a socket address (port 53 by
+/// default).
+pub fn nameserver(s: &str) -> Option<std::net::SocketAddr> {
+    let s = s.trim();
+    s.parse().ok().or_else(|| s.parse::<IpAddr>().ok().map(|ip| std::net::SocketAddr::new(ip, 53)))
 }
 
 /// `localhost` or a loopback address.

@@ -276,9 +276,88 @@ impl Verdict {
     }
 }
 
+/// How a message's sender was authenticated, if at all: the answer to
+/// "is this mail from whom it says?". Verification is done once, when a
+/// fresh message the bot would act on arrives, and stored with it; every
+/// other message (history, discussion) is [`Auth::none`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Auth {
+    pub method: AuthMethod,
+    /// The address it vouches for: the From of a DKIM pass, the original
+    /// author a trusted ARC sealer recorded. `None` when not authenticated.
+    pub author: Option<String>,
+    /// What was found, in words: why it is not authenticated (no
+    /// signature, the body changed, the key could not be fetched), or
+    /// which signature passed.
+    pub reason: String,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum AuthMethod {
+    /// Not authenticated (or never verified).
+    #[default]
+    None,
+    /// A DKIM signature of this domain passed, aligned with From.
+    Dkim(String),
+    /// A trusted ARC sealer (this domain) recorded a DKIM pass for the
+    /// original author (a list that rewrites From).
+    Arc(String),
+}
+
+impl Auth {
+    /// Not authenticated, for `reason`.
+    pub fn none(reason: impl Into<String>) -> Auth {
+        Auth { method: AuthMethod::None, author: None, reason: reason.into() }
+    }
+
+    pub fn is_authenticated(&self) -> bool {
+        self.method != AuthMethod::None
+    }
+
+    /// `dkim:<domain>`, `arc:<sealer>` or `none`: how events show it.
+    pub fn label(&self) -> String {
+        match &self.method {
+            AuthMethod::None => "none".into(),
+            AuthMethod::Dkim(d) => format!("dkim:{d}"),
+            AuthMethod::Arc(s) => format!("arc:{s}"),
+        }
+    }
+
+    /// Reads back what [`Auth::label`] wrote (anything else is `none`).
+    pub fn from_parts(label: Option<&str>, author: Option<String>, reason: Option<String>) -> Auth {
+        let method = match label.and_then(|l| l.split_once(':')) {
+            Some(("dkim", d)) if !d.is_empty() => AuthMethod::Dkim(d.to_string()),
+            Some(("arc", s)) if !s.is_empty() => AuthMethod::Arc(s.to_string()),
+            _ => AuthMethod::None,
+        };
+        let author = author.filter(|_| method != AuthMethod::None);
+        Auth { method, author, reason: reason.unwrap_or_default() }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn auth_labels_read_back() {
+        let dkim = Auth {
+            method: AuthMethod::Dkim("intel.com".into()),
+            author: Some("a@intel.com".into()),
+            reason: "".into(),
+        };
+        assert!(dkim.is_authenticated());
+        assert_eq!(dkim.label(), "dkim:intel.com");
+        assert_eq!(Auth::from_parts(Some("dkim:intel.com"), Some("a@intel.com".into()), Some("".into())), dkim);
+        let arc = Auth::from_parts(Some("arc:subspace.kernel.org"), Some("a@b.org".into()), None);
+        assert_eq!(arc.method, AuthMethod::Arc("subspace.kernel.org".into()));
+        for bad in [None, Some("none"), Some("dkim:"), Some("spf:x.org")] {
+            let a = Auth::from_parts(bad, Some("x@y".into()), Some("why".into()));
+            assert!(!a.is_authenticated(), "{bad:?}");
+            assert_eq!(a.author, None);
+            assert_eq!(a.label(), "none");
+        }
+    }
 
     #[test]
     fn message_id_normalises_brackets_and_escapes() {

@@ -9,9 +9,9 @@ use serde_json::{Map, Value, json};
 use crate::text::cut;
 
 use crate::classify::json::rfc3339;
-use crate::model::MessageId;
+use crate::model::{Auth, AuthMethod, MessageId};
 use crate::store::CaseRecord;
-use crate::thread::{CaseKind, replay};
+use crate::thread::{CaseKind, Event, replay};
 
 /// Where a message is archived.
 pub const ARCHIVE_BASE: &str = "https://lore.kernel.org/r/";
@@ -54,6 +54,7 @@ pub fn case_json(c: &CaseRecord) -> Value {
     let events: Vec<Value> = steps
         .iter()
         .map(|(e, state)| {
+            let auth = event_auth(c, e);
             json!({
                 "at": rfc3339(e.at),
                 "kind": e.kind.as_str(),
@@ -62,6 +63,8 @@ pub fn case_json(c: &CaseRecord) -> Value {
                 "verdict": e.verdict,
                 "fix_commit": e.fix_commit,
                 "note": e.note,
+                "auth": auth.map(|a| a.label()),
+                "auth_reason": auth.map(|a| &a.reason).filter(|r| !r.is_empty()),
             })
         })
         .collect();
@@ -195,6 +198,14 @@ pub fn cases_table(cases: &[CaseRecord], now: i64) -> String {
     out
 }
 
+/// How the sender of the message that caused `e` was authenticated;
+/// `None` for an event no message caused (a stale mark, a timeout).
+fn event_auth<'a>(c: &'a CaseRecord, e: &Event) -> Option<&'a Auth> {
+    static NONE: Auth = Auth { method: AuthMethod::None, author: None, reason: String::new() };
+    let id = e.message_id.as_ref()?;
+    Some(c.messages.iter().find(|m| &m.message_id == id).map_or(&NONE, |m| &m.auth))
+}
+
 /// `case ID`: the facts, then every event with the state it led to.
 pub fn case_timeline(c: &CaseRecord, now: i64) -> String {
     let f = &c.view.facts;
@@ -233,7 +244,7 @@ pub fn case_timeline(c: &CaseRecord, now: i64) -> String {
         let mut line = format!("  {}  {:<16} -> {:<16}", day_time(e.at), e.kind.as_str(), state.as_str());
         if let Some(m) = e.message_id.as_ref().and_then(|id| c.messages.iter().find(|m| &m.message_id == id)) {
             let from = m.from.as_deref().unwrap_or("?");
-            line.push_str(&format!("  {from}: {}", cut(&m.subject, 70)));
+            line.push_str(&format!("  {from} ({}): {}", m.auth.label(), cut(&m.subject, 70)));
         }
         if let Some(v) = e.verdict {
             line.push_str(&format!("  [{}]", v.as_str()));

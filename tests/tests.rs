@@ -3,6 +3,8 @@
 
 mod util;
 
+/// Who a mail is from: DKIM and ARC, signed with test keys, never real DNS.
+mod auth;
 /// Golden tests: every fixture under `fixtures/classify/` against its
 /// expected JSON, with LF and CRLF line ends.
 mod classify;

@@ -213,8 +213,24 @@ pub fn acting_settings(cfg: &Config, clock: fn() -> i64) -> Settings {
         B::Command => crate::engine::RetestBackend::Command,
         B::None => crate::engine::RetestBackend::None,
     };
-    s.acting = Some(crate::engine::Acting { rules, identity, retest, clock });
+    s.acting = Some(crate::engine::Acting { rules, identity, retest, clock, auth: None });
     s
+}
+
+/// [`acting_settings`] with the sender verification `[auth]` asks for
+/// (its keys file read now: a bad one is a config error).
+pub fn acting_settings_with_auth(
+    cfg: &Config,
+    config_path: Option<&std::path::Path>,
+    clock: fn() -> i64,
+) -> Result<Settings, Failure> {
+    let mut s = acting_settings(cfg, clock);
+    let path = config_path.unwrap_or(std::path::Path::new("lkpbot.toml"));
+    let verifier = crate::auth::Verifier::from_config(&cfg.auth, path).map_err(|e| Failure::usage(e.into()))?;
+    if let Some(a) = s.acting.as_mut() {
+        a.auth = verifier.map(std::sync::Arc::new);
+    }
+    Ok(s)
 }
 
 pub fn run(cli: Cli) -> Result<(), Failure> {
@@ -228,7 +244,8 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
         Command::Run { once } => run::run(&cfg, cli.config.as_deref(), &db, once, now),
         Command::Ingest { stale_days, act, paths } => {
             let days = stale_days.unwrap_or(cfg.bot.stale_days);
-            let settings = if act { acting_settings(&cfg, now) } else { settings(&cfg) };
+            let settings =
+                if act { acting_settings_with_auth(&cfg, cli.config.as_deref(), now)? } else { settings(&cfg) };
             let send = act.then(|| (cfg.clone(), cli.config.clone().unwrap_or_else(|| PathBuf::from("lkpbot.toml"))));
             cases::ingest(&db, &paths, settings, send, (days > 0).then_some(days), now())
         }

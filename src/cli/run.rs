@@ -34,7 +34,7 @@ pub(super) fn run(
         let store = open(db).await?;
         // The sender writes what it sent through a connection of its own.
         let outbox_store = Store::open(db).await.map_err(|e| Failure::runtime(e.into()))?;
-        let engine = Engine::new(store, super::acting_settings(cfg, clock));
+        let engine = Engine::new(store, super::acting_settings_with_auth(cfg, Some(config_path), clock)?);
         let (stop, shutdown) = Shutdown::new();
         tokio::spawn(async move {
             wait_for_signal().await;

@@ -90,7 +90,7 @@ async fn command(
     let case = world.case.as_ref();
     let out = render::reply(inc, &response, case, &acting.identity, &cause, now, acting.rules.max_commands);
     queue(tx, &cause, "reply", case.map(|c| c.id), inc, Some(&sender), &out, &acting.identity, now).await?;
-    tracing::info!(message_id = %inc.message_id, to = %sender, commands = response.outcomes.len(), "reply queued");
+    tracing::info!(message_id = %inc.message_id, to = %sender, auth = %inc.auth.label(), commands = response.outcomes.len(), "reply queued");
     if let (Some(target), Some(case)) = (response.request_retest, case) {
         let request = RetestRequest {
             case: case.id,

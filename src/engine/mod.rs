@@ -24,6 +24,7 @@
 //! as a problem and kept quarantined; only store failures stop a run.
 
 mod acting;
+mod authenticating;
 mod pipeline;
 mod threading;
 
@@ -93,6 +94,9 @@ pub struct Acting {
     /// The wall clock (seconds since the epoch): what is fresh, and when
     /// a mail was written.
     pub clock: fn() -> i64,
+    /// Who verifies the senders of the fresh mail the bot acts on;
+    /// `None` (`[auth] dkim = "off"`): nobody, every sender is `none`.
+    pub auth: Option<std::sync::Arc<crate::auth::Verifier>>,
 }
 
 /// Where retest requests go.
@@ -242,6 +246,8 @@ impl Engine {
         }
         let items = std::mem::take(&mut self.batch);
         self.batch_bytes = 0;
+        // DNS before the write lock is taken.
+        let mut auths = authenticating::verify(&self.settings, &items).await;
         let mut tx = self.store.begin().await?;
         // Look up each own id and each ancestor that the last batch did
         // not already find stored.
@@ -268,7 +274,7 @@ impl Engine {
         let mut checkpoints: BTreeMap<String, String> = BTreeMap::new();
         let mut th = threading::Threader::new(&mut tx, &self.settings, &mut self.stats, &mut self.touched);
         let mut plain = Plain::default();
-        for item in items {
+        for (i, item) in items.into_iter().enumerate() {
             if let Some(c) = &item.checkpoint {
                 checkpoints.insert(c.source.clone(), c.token.clone());
             }
@@ -278,7 +284,7 @@ impl Engine {
             }
             th.count_new(&item);
             let Item { incoming, message_id, mut row, raw, fetched_at, .. } = item;
-            let Some(inc) = incoming else {
+            let Some(mut inc) = incoming else {
                 tracing::error!(
                     message_id = %message_id,
                     "a message could not be parsed (a bug in lkpbot); its bytes are kept under this id"
@@ -301,6 +307,9 @@ impl Engine {
                 continue;
             }
             plain.flush(&mut th).await?;
+            if let Some(a) = auths.remove(&i) {
+                inc.auth = a;
+            }
             let settled = th.store_new(&inc, row, &raw, fetched_at).await?;
             status.insert(message_id, settled);
         }

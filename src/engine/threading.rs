@@ -102,6 +102,9 @@ impl<'a, 't> Threader<'a, 't> {
         let id = &inc.message_id;
         self.tx.insert_messages(vec![row]).await?;
         self.tx.insert_raw(&[(id, raw)]).await?;
+        if inc.auth != crate::model::Auth::default() {
+            self.tx.set_auth(id, &inc.auth).await?;
+        }
         self.store_facts(inc).await?;
         let settled = self.thread(inc, fetched_at).await?;
         self.enqueue_dependents(&[keys::dep_message(id)]).await?;
@@ -174,6 +177,7 @@ impl<'a, 't> Threader<'a, 't> {
             };
             // Stored under this id (a synthesized one is derived from the
             // same bytes, but the row is what the cases point at).
+            inc.auth = self.tx.message_auth(&id).await?;
             inc.message_id = id;
             self.thread(&inc, fetched_at).await?;
         }

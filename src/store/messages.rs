@@ -131,6 +131,32 @@ impl Tx<'_> {
         Ok(Some((row.try_get(0).map_err(err("read raw bytes"))?, row.try_get(1).map_err(err("read raw bytes"))?)))
     }
 
+    /// Records how a message's sender was authenticated (when it
+    /// arrived: verified once, read back when it is threaded again).
+    pub async fn set_auth(&mut self, id: &MessageId, auth: &crate::model::Auth) -> Result<(), StoreError> {
+        sqlx::query("UPDATE messages SET auth = $2, auth_author = $3, auth_reason = $4 WHERE message_id = $1")
+            .bind(id.as_str())
+            .bind(auth.label())
+            .bind(auth.author.as_deref())
+            .bind(&auth.reason)
+            .execute(&mut *self.tx)
+            .await
+            .map_err(err("record a sender's authentication"))?;
+        Ok(())
+    }
+
+    /// How a stored message's sender was authenticated (`none` when it
+    /// never was verified).
+    pub async fn message_auth(&mut self, id: &MessageId) -> Result<crate::model::Auth, StoreError> {
+        let row = sqlx::query("SELECT auth, auth_author, auth_reason FROM messages WHERE message_id = $1")
+            .bind(id.as_str())
+            .fetch_optional(&mut *self.tx)
+            .await
+            .map_err(err("read a sender's authentication"))?;
+        let Some(row) = row else { return Ok(crate::model::Auth::default()) };
+        super::rows::auth(&row, "auth", "auth_author", "auth_reason")
+    }
+
     /// Marks a message settled: in no case, for ever. Its bytes and what
     /// its threading depended on go. Returns false when it was already.
     pub async fn settle(&mut self, id: &MessageId) -> Result<bool, StoreError> {

@@ -32,6 +32,8 @@ pub struct CaseMessage {
     pub subject: String,
     pub from: Option<String>,
     pub date: Option<i64>,
+    /// How its sender was authenticated (`none` unless it was verified).
+    pub auth: crate::model::Auth,
 }
 
 /// One fix column of a retest result sent in a case's thread.
@@ -310,8 +312,8 @@ async fn add_details(conn: &mut SqliteConnection, cases: &mut [CaseRecord], all:
     let ids: Vec<i64> = cases.iter().map(|c| c.view.id.0).collect();
     let messages = rows_for(
         conn,
-        "SELECT cm.case_id, cm.message_id, cm.strategy, m.kind, m.subject, m.from_addr, m.date \
-         FROM case_messages cm JOIN messages m ON m.message_id = cm.message_id",
+        "SELECT cm.case_id, cm.message_id, cm.strategy, m.kind, m.subject, m.from_addr, m.date, m.auth, \
+         m.auth_author, m.auth_reason FROM case_messages cm JOIN messages m ON m.message_id = cm.message_id",
         "cm.case_id",
         "cm.case_id, m.date, cm.message_id",
         &ids,
@@ -331,6 +333,7 @@ async fn add_details(conn: &mut SqliteConnection, cases: &mut [CaseRecord], all:
             subject: row.try_get("subject").map_err(err("read case messages"))?,
             from: row.try_get("from_addr").map_err(err("read case messages"))?,
             date: row.try_get("date").map_err(err("read case messages"))?,
+            auth: rows::auth(&row, "auth", "auth_author", "auth_reason")?,
         });
     }
     let events = rows_for(

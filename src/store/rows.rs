@@ -66,6 +66,13 @@ fn get<'r, T: sqlx::Decode<'r, sqlx::Sqlite> + sqlx::Type<sqlx::Sqlite>>(
     row.try_get(col).map_err(|e| StoreError::Corrupt(format!("column {col}: {e}")))
 }
 
+/// How a message's sender was authenticated, from its three columns
+/// (named as the query names them); NULL is `none`.
+pub fn auth(row: &SqliteRow, label: &str, author: &str, reason: &str) -> Result<crate::model::Auth, StoreError> {
+    let l: Option<String> = get(row, label)?;
+    Ok(crate::model::Auth::from_parts(l.as_deref(), get(row, author)?, get(row, reason)?))
+}
+
 pub fn message_id(s: &str) -> Result<MessageId, StoreError> {
     MessageId::new(s).ok_or_else(|| bad("message id", s))
 }

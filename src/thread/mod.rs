@@ -18,7 +18,7 @@ use serde::Serialize;
 
 use crate::classify::{Classified, Kind};
 use crate::mail::{Mail, quote};
-use crate::model::{Direction, MessageId, Verdict};
+use crate::model::{Auth, Direction, MessageId, Verdict};
 pub use ladder::{decide, relation};
 pub use state::{CaseKind, CaseState, Event, EventKind, Progress, replay, stale_times, transition};
 
@@ -146,6 +146,9 @@ pub struct Incoming {
     pub prose_verdict: Option<Verdict>,
     /// What went wrong reading or classifying it.
     pub problems: Vec<String>,
+    /// How its sender was authenticated: set by the engine for the fresh
+    /// mail the bot acts on (see `auth`), `none` for the rest.
+    pub auth: Auth,
 }
 
 /// What the engine must look up for a message; empty for unrelated mail.
@@ -310,6 +313,7 @@ impl Incoming {
             subject_key,
             prose_verdict,
             problems,
+            auth: Auth::default(),
         }
     }
 
