@@ -173,7 +173,9 @@ impl Outgoing {
         if !self.cc.is_empty() {
             h.push(format!("Cc: {}", self.cc.join(",\r\n ")));
         }
-        h.push(format!("Subject: {}", header_text(&self.subject)));
+        // Text from mail (a title, a reason, a target) never carries
+        // control characters into the bot's mail.
+        h.push(format!("Subject: {}", header_text(&crate::text::clean(&self.subject))));
         h.push(format!("Date: {}", rfc2822(self.date)));
         h.push(format!("Message-ID: <{}>", self.message_id));
         if let Some(p) = &self.in_reply_to {
@@ -190,7 +192,7 @@ impl Outgoing {
         h.push("Auto-Submitted: auto-replied".into());
         let mut out = h.join("\r\n");
         out.push_str("\r\n\r\n");
-        out.push_str(&self.body.replace('\n', "\r\n"));
+        out.push_str(&crate::text::clean(&self.body).replace('\n', "\r\n"));
         out.into_bytes()
     }
 }

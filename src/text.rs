@@ -1,6 +1,9 @@
 //! Text searching shared by the pure stages that read mail bodies
 //! (`classify`, `commands`): case-insensitive needles over bytes, the
-//! signature cut; and cutting text to a width for what the bot shows. No domain knowledge lives here. Pure.
+//! signature cut; cutting text to a width for what the bot shows; and
+//! [`clean`], which every edge that shows text taken from mail (the
+//! bot's mail, the web pages, the CLI's human output) applies. No domain
+//! knowledge lives here. Pure.
 
 /// ASCII case-insensitive substring search; `needle` must be lower-case.
 pub fn contains_ci(hay: &[u8], needle: &[u8]) -> bool {
@@ -72,9 +75,47 @@ pub fn cut(s: &str, width: usize) -> String {
     out
 }
 
+/// Whether `c` must not reach a reader: C0 controls but tab and newline,
+/// DEL, C1 controls, and the bidi overrides and isolates that make text
+/// read other than it is (U+202A-U+202E, U+2066-U+2069).
+fn is_unsafe(c: char) -> bool {
+    matches!(c, '\0'..='\x08' | '\x0b'..='\x1f' | '\x7f'..='\u{9f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `s` without control characters (except tab and newline) and bidi
+/// overrides: text taken from mail, safe to write to a terminal, a page
+/// or a mail. Borrowed when there is nothing to remove, as is usual.
+pub fn clean(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.chars().any(is_unsafe) {
+        std::borrow::Cow::Owned(s.chars().filter(|&c| !is_unsafe(c)).collect())
+    } else {
+        std::borrow::Cow::Borrowed(s)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clean_keeps_text_and_drops_what_controls_a_reader() {
+        assert!(matches!(clean("a title\twith tabs\nand lines, ±5% über"), std::borrow::Cow::Borrowed(_)));
+        let rows = [
+            ("\x1b[31mred\x1b[0m\x07", "[31mred[0m"),
+            ("nul\0 del\x7f cr\r ff\x0c vt\x0b", "nul del cr ff vt"),
+            ("c1 \u{85}\u{9b}31m csi", "c1 31m csi"),
+            ("access \u{202e}nimda\u{202c} \u{2066}x\u{2069}", "access nimda x"),
+            ("tab\tnewline\n", "tab\tnewline\n"),
+        ];
+        for (input, want) in rows {
+            assert_eq!(clean(input), want, "{input:?}");
+        }
+        // Everything below U+00A0 but tab, newline and printable ASCII goes.
+        for c in (0u32..0xa0).filter_map(char::from_u32) {
+            let kept = clean(&c.to_string()).len() == c.len_utf8();
+            assert_eq!(kept, c == '\t' || c == '\n' || (' '..='~').contains(&c), "{c:?}");
+        }
+    }
 
     #[test]
     fn gated_needles_need_a_needle_not_only_the_gate() {

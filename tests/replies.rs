@@ -134,6 +134,17 @@ pub(crate) fn reply(id: &str, from: &str, headers: &str, body: &str, age: i64) -
     .into_bytes()
 }
 
+/// Writes `messages` to `path` as an mbox.
+fn write_mbox(path: &Path, messages: &[Vec<u8>]) {
+    let mut text = Vec::new();
+    for m in messages {
+        text.extend_from_slice(b"From x@y Thu Jan  1 00:00:00 1970\n");
+        text.extend_from_slice(m);
+        text.extend_from_slice(b"\n");
+    }
+    std::fs::write(path, text).unwrap();
+}
+
 fn text(m: &lkpbot::mail::Mail) -> &str {
     &m.body
 }
@@ -358,13 +369,7 @@ pub(crate) fn cases_exist(s: &Stack, _db: &Path) -> bool {
 fn dry_run_files_and_the_command_backend() {
     let dir = tempfile::tempdir().unwrap();
     let mbox = dir.path().join("list.mbox");
-    let mut text = Vec::new();
-    for m in [report(), reply("d1@example.org", "Alice <alice@example.org>", "", "please retest", 60)] {
-        text.extend_from_slice(b"From x@y Thu Jan  1 00:00:00 1970\n");
-        text.extend_from_slice(&m);
-        text.extend_from_slice(b"\n");
-    }
-    std::fs::write(&mbox, text).unwrap();
+    write_mbox(&mbox, &[report(), reply("d1@example.org", "Alice <alice@example.org>", "", "please retest", 60)]);
     let cfg = dir.path().join("lkpbot.toml");
     std::fs::write(
         &cfg,
@@ -496,4 +501,73 @@ fn a_subscriber_confirms_then_gets_the_digest() {
     let next_week = jiff::Timestamp::from_second(now() + 7 * 86_400).unwrap().strftime("%Y-%m-%d").to_string();
     let out = s.lkpbot(&["digest", "--send", "--date", &next_week]).output().unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("0 queued"), "{}", String::from_utf8_lossy(&out.stdout));
+}
+
+/// Bytes that act on a terminal or hide text: ESC, BEL, a C1 CSI, a
+/// right-to-left override.
+const HOSTILE_TITLE: &str = "\x1b[2J\x1b[31mowned\x07 \u{9b}0m title \u{202e}txt.exe";
+
+/// Whether `text` holds a control character other than tab, CR and LF,
+/// or a bidi override.
+fn has_control(text: &str) -> bool {
+    text.chars().any(|c| (c.is_control() && !matches!(c, '\t' | '\r' | '\n')) || ('\u{202a}'..='\u{202e}').contains(&c))
+}
+
+/// A maintainer's `#lkp title` full of control bytes is recorded as sent
+/// (and `case --json` shows it, escaped), but no byte of it that acts on
+/// a reader reaches the terminal (`cases`, `case`), the web page or the
+/// bot's reply.
+#[test]
+fn control_bytes_from_mail_reach_no_terminal_page_or_mail() {
+    let dir = tempfile::tempdir().unwrap();
+    let mbox = dir.path().join("list.mbox");
+    let command = format!("#lkp title {HOSTILE_TITLE}");
+    write_mbox(&mbox, &[report(), reply("t1@example.org", "The Boss <boss@example.org>", "", &command, 60)]);
+    let cfg = dir.path().join("lkpbot.toml");
+    std::fs::write(
+        &cfg,
+        "[store]\npath = \"s.db\"\n[bot]\naddress = \"bot@example.org\"\nmaintainers = [\"boss@example.org\"]\n\
+         stale_days = 0\n[outbox]\ndir = \"dry\"\n[retest]\nbackend = \"none\"\n",
+    )
+    .unwrap();
+    let lkpbot = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_lkpbot")).arg("--config").arg(&cfg).args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    lkpbot(&["ingest", "--act", mbox.to_str().unwrap()]);
+    // Recorded as sent: the JSON has it, escaped.
+    let json = lkpbot(&["case", "--json", "1"]);
+    assert!(json.contains("\\u001b[2J\\u001b[31mowned\\u0007"), "{json}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["title"], HOSTILE_TITLE);
+    // The terminal.
+    for args in [&["cases"][..], &["cases", "--state", "all"], &["case", "1"], &["outbox"]] {
+        let out = lkpbot(args);
+        assert!(!has_control(&out), "{args:?} printed control bytes: {out:?}");
+    }
+    assert!(lkpbot(&["case", "1"]).contains("[2J[31mowned 0m title txt.exe"));
+    // The reply, which restates the new title and quotes the command.
+    let files: Vec<PathBuf> = std::fs::read_dir(dir.path().join("dry")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let raw = String::from_utf8(std::fs::read(&files[0]).unwrap()).unwrap();
+    assert!(raw.contains("owned"), "{raw}");
+    assert!(!has_control(&raw), "the reply carries control bytes: {raw:?}");
+    // The web pages.
+    let db = dir.path().join("s.db");
+    for uri in ["/", "/cases/1"] {
+        let page = crate::thread::block_on(async {
+            use tower::ServiceExt;
+            let reader = lkpbot::store::Reader::open(&db).await.unwrap();
+            let app = lkpbot::web::router(lkpbot::web::App::new(reader, now, "https://lore.kernel.org/r/"));
+            let req =
+                axum::http::Request::get(uri).header("accept", "text/html").body(axum::body::Body::empty()).unwrap();
+            let res = app.oneshot(req).await.unwrap();
+            assert_eq!(res.status(), axum::http::StatusCode::OK);
+            let bytes = axum::body::to_bytes(res.into_body(), usize::MAX).await.unwrap();
+            String::from_utf8(bytes.to_vec()).unwrap()
+        });
+        assert!(page.contains("owned"), "{uri}: {page}");
+        assert!(!has_control(&page), "{uri} carries control bytes");
+    }
 }

@@ -85,7 +85,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("view", &["store", "thread", "classify", "model", "text"]),
     ("digest", &["store", "thread", "classify", "model", "text"]),
     ("act", &["digest", "thread", "classify", "commands", "mail", "model"]),
-    ("render", &["act", "thread", "classify", "model"]),
+    ("render", &["act", "thread", "classify", "model", "text"]),
     ("engine", &["source", "auth", "store", "digest", "render", "act", "thread", "classify", "mail", "model"]),
     ("deliver", &["store", "thread", "config", "model"]),
     ("daemon", &["engine", "deliver", "digest", "source", "store", "config", "model"]),

@@ -34,6 +34,13 @@ pub(super) async fn reader(db: &Path) -> Result<Reader, Failure> {
     })
 }
 
+/// Human output (tables, timelines, previews): text from mail without
+/// the control characters and bidi overrides that would act on the
+/// terminal. JSON output keeps what was sent, escaped.
+pub(super) fn write_text(text: &str) -> Result<(), Failure> {
+    write_stdout(&crate::text::clean(text))
+}
+
 pub(super) fn write_stdout(text: &str) -> Result<(), Failure> {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
@@ -168,7 +175,7 @@ pub fn list(db: &Path, state: &str, json: bool, now: i64) -> Result<(), Failure>
         let all: Vec<serde_json::Value> = cases.iter().map(view::case_json).collect();
         write_stdout(&format!("{}\n", serde_json::Value::Array(all)))
     } else {
-        write_stdout(&view::cases_table(&cases, now))
+        write_text(&view::cases_table(&cases, now))
     }
 }
 
@@ -187,7 +194,7 @@ pub fn show(db: &Path, id: i64, json: bool, now: i64) -> Result<(), Failure> {
     if json {
         write_stdout(&format!("{}\n", view::case_json(&case)))
     } else {
-        write_stdout(&view::case_timeline(&case, now))
+        write_text(&view::case_timeline(&case, now))
     }
 }
 
@@ -204,7 +211,7 @@ pub fn outbox(db: &Path, json: bool) -> Result<(), Failure> {
         let all: Vec<serde_json::Value> = mails.iter().map(view::mail_json).collect();
         write_stdout(&format!("{}\n", serde_json::Value::Array(all)))
     } else {
-        write_stdout(&view::outbox_table(&mails))
+        write_text(&view::outbox_table(&mails))
     }
 }
 
@@ -231,5 +238,5 @@ pub fn digest(
     }
     let subject = crate::digest::subject(&model);
     let body = crate::digest::render(&model, &bot.name, &plan.more);
-    write_stdout(&format!("Subject: {subject}\n\n{body}"))
+    write_text(&format!("Subject: {subject}\n\n{body}"))
 }

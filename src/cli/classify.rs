@@ -80,7 +80,8 @@ pub(super) fn classify_paths(paths: &[PathBuf], json: bool) -> Result<(), Failur
             };
             let m = mail::parse_truncated(&raw.bytes, raw.original_len);
             let c = classify::classify(&m, &cfg);
-            let line = if json { to_json(&m, &c).to_string() } else { summary_line(&m, &c) };
+            let line =
+                if json { to_json(&m, &c).to_string() } else { crate::text::clean(&summary_line(&m, &c)).into_owned() };
             if let Err(e) = writeln!(out, "{line}") {
                 if e.kind() == std::io::ErrorKind::BrokenPipe {
                     return Ok(());

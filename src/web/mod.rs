@@ -142,7 +142,7 @@ impl IntoResponse for Failure {
         if self.html {
             let page = pages::Error { status: self.status.to_string(), message: self.message.clone() };
             if let Ok(body) = page.render() {
-                return (self.status, html_type(), body).into_response();
+                return (self.status, html_type(), crate::text::clean(&body).into_owned()).into_response();
             }
         }
         let body = format!("{}\n", serde_json::json!({"error": self.message}));
@@ -161,7 +161,9 @@ fn json_type() -> [(header::HeaderName, &'static str); 1] {
 fn page(t: &impl Template) -> Result<Response, Failure> {
     let body =
         t.render().map_err(|e| Failure::new(StatusCode::INTERNAL_SERVER_ERROR, format!("cannot render: {e}")))?;
-    Ok((html_type(), body).into_response())
+    // Escaped for HTML, text from mail may still hold control characters
+    // and bidi overrides: none reaches a page.
+    Ok((html_type(), crate::text::clean(&body).into_owned()).into_response())
 }
 
 /// JSON as the CLI prints it: one value and a newline.
