@@ -8,6 +8,7 @@
 #![deny(clippy::unwrap_used)]
 
 pub mod act;
+pub mod case;
 pub mod classify;
 pub mod cli;
 pub mod commands;

@@ -1,154 +1,15 @@
-//! The store-backed commands of the CLI: `ingest`, `cases`, `case`.
-//! Builds the runtime, the store and the progress bar, and maps failures
-//! to exit codes like the rest of `cli` (1 usage, 2 run-time).
+//! `lkpbot cases` and `lkpbot case`: the read side of the store, as a
+//! table, a timeline or JSON. A missing store is a usage error (exit 1),
+//! and nothing is created.
 
-use std::io::{IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::Context;
-use indicatif::{ProgressBar, ProgressStyle};
 
 use super::failure::Failure;
-use crate::engine::{Engine, IngestStats, Settings};
-use crate::store::{CaseFilter, Reader, Store, StoreError};
-use crate::thread::CaseId;
+use super::store::{reader, runtime, write_stdout};
+use crate::case::{CaseFilter, CaseId};
 use crate::view;
-
-pub(super) fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Failure::runtime(anyhow::Error::new(e).context("cannot start the async runtime")))
-}
-
-pub(super) async fn open(db: &Path) -> Result<Store, Failure> {
-    Store::open(db).await.map_err(|e| Failure::runtime(e.into()))
-}
-
-/// The read side of an existing store; a missing store is the user's
-/// mistake (exit 1), anything else a run-time failure.
-pub(super) async fn reader(db: &Path) -> Result<Reader, Failure> {
-    Reader::open(db).await.map_err(|e| match e {
-        StoreError::Missing { .. } => Failure::usage(e.into()),
-        e => Failure::runtime(e.into()),
-    })
-}
-
-pub(super) fn write_stdout(text: &str) -> Result<(), Failure> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(Failure::runtime(anyhow::Error::new(e).context("cannot write to stdout")))
-        }
-        _ => Ok(()),
-    }
-}
-
-/// `lkpbot ingest PATH...`
-pub fn ingest(
-    db: &Path,
-    paths: &[PathBuf],
-    settings: Settings,
-    send: Option<(crate::config::Config, PathBuf)>,
-    stale_days: Option<i64>,
-    now: i64,
-) -> Result<(), Failure> {
-    let rt = runtime()?;
-    let (stats, failed) = rt.block_on(async {
-        let store = open(db).await?;
-        let mut engine = Engine::new(store, settings);
-        let total: u64 = paths.iter().map(|p| crate::source::size_hint(p)).sum();
-        let bar = progress_bar(total);
-        let mut done_bytes = 0;
-        let mut failed = Vec::new();
-        for path in paths {
-            let mut on_progress = |p: crate::engine::Progress| {
-                if let Some(b) = &bar {
-                    b.set_position(done_bytes + p.offset.unwrap_or(0));
-                    if p.messages.is_multiple_of(256) {
-                        b.set_message(format!("{} messages", p.messages));
-                    }
-                }
-            };
-            let r = engine.ingest_path(path, now, &mut on_progress).await;
-            let errors = r
-                .with_context(|| format!("cannot store messages from {}", path.display()))
-                .map_err(Failure::runtime)?;
-            for e in &errors {
-                if let Some(b) = &bar {
-                    b.suspend(|| eprintln!("lkpbot: {e}"));
-                } else {
-                    eprintln!("lkpbot: {e}");
-                }
-            }
-            if !errors.is_empty() {
-                failed.push(path.display().to_string());
-            }
-            done_bytes += crate::source::size_hint(path);
-        }
-        let stats = engine.finish().await.context("cannot finish the import").map_err(Failure::runtime)?;
-        if let Some(days) = stale_days {
-            engine.sweep_stale(now, days).await.context("cannot mark stale cases").map_err(Failure::runtime)?;
-        }
-        let mut store = engine.into_store();
-        if let Some((cfg, path)) = &send {
-            let sender =
-                crate::deliver::Sender::from_config(cfg, path, super::now).map_err(|e| Failure::usage(e.into()))?;
-            let sent = sender.send_due(&mut store).await.context("cannot send the outbox").map_err(Failure::runtime)?;
-            if sent.failed > 0 {
-                eprintln!("lkpbot: {} mails could not be sent yet; `lkpbot outbox` says why", sent.failed);
-            }
-        }
-        store.close().await.context("cannot close the store").map_err(Failure::runtime)?;
-        if let Some(b) = bar {
-            b.finish_and_clear();
-        }
-        Ok::<_, Failure>((stats, failed))
-    })?;
-    write_stdout(&summary(&stats))?;
-    if failed.is_empty() {
-        Ok(())
-    } else {
-        Err(Failure::usage(anyhow::anyhow!("could not read: {}", failed.join(", "))))
-    }
-}
-
-/// A progress bar on stderr, only when stderr is a terminal.
-fn progress_bar(total: u64) -> Option<ProgressBar> {
-    if !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let bar = if total > 0 { ProgressBar::new(total) } else { ProgressBar::new_spinner() };
-    let style = ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} {msg}")
-        .unwrap_or_else(|_| ProgressStyle::default_bar());
-    bar.set_style(style);
-    Some(bar)
-}
-
-/// The summary `ingest` prints.
-pub fn summary(s: &IngestStats) -> String {
-    let rows = [
-        ("messages read", s.read),
-        ("new", s.new),
-        ("duplicates", s.duplicates),
-        ("reports", s.reports),
-        ("  of which build summaries", s.build_summaries),
-        ("cases opened", s.cases_opened),
-        ("messages attached", s.attached),
-        ("problems", s.problems),
-    ];
-    let mut out = String::new();
-    for (label, n) in rows {
-        out.push_str(&format!("{label:<28}{n:>8}\n"));
-    }
-    if s.unreadable_sources > 0 {
-        out.push_str(&format!("{:<28}{:>8}\n", "unreadable sources", s.unreadable_sources));
-    }
-    if s.unreadable_messages > 0 {
-        out.push_str(&format!("{:<28}{:>8}\n", "unreadable messages", s.unreadable_messages));
-    }
-    out
-}
 
 fn parse_filter(state: &str) -> Result<CaseFilter, Failure> {
     CaseFilter::parse(state).map_err(|e| Failure::usage(anyhow::anyhow!(e)))
@@ -189,47 +50,4 @@ pub fn show(db: &Path, id: i64, json: bool, now: i64) -> Result<(), Failure> {
     } else {
         write_stdout(&view::case_timeline(&case, now))
     }
-}
-
-/// `lkpbot outbox [--json]`
-pub fn outbox(db: &Path, json: bool) -> Result<(), Failure> {
-    let rt = runtime()?;
-    let mails = rt.block_on(async {
-        let store = reader(db).await?;
-        let mails = store.outbox().await.context("cannot read the outbox").map_err(Failure::runtime);
-        store.close().await;
-        mails
-    })?;
-    if json {
-        let all: Vec<serde_json::Value> = mails.iter().map(view::mail_json).collect();
-        write_stdout(&format!("{}\n", serde_json::Value::Array(all)))
-    } else {
-        write_stdout(&view::outbox_table(&mails))
-    }
-}
-
-/// `lkpbot digest [--print] [--json] [--date D]`: the digest of a week as
-/// the lists get it, from the store, sending nothing.
-pub fn digest(
-    db: &Path,
-    week: &crate::digest::Week,
-    plan: &crate::engine::DigestPlan,
-    bot: &crate::config::BotConfig,
-    json: bool,
-) -> Result<(), Failure> {
-    let rt = runtime()?;
-    let cases = rt.block_on(async {
-        let store = reader(db).await?;
-        let cases = store.cases(CaseFilter::All, true).await.context("cannot read the cases").map_err(Failure::runtime);
-        store.close().await;
-        cases
-    })?;
-    let model = crate::digest::model(&cases, week, plan.stale_days, &bot.archive_url, None);
-    if json {
-        let v = serde_json::to_value(&model).unwrap_or_default();
-        return write_stdout(&format!("{v}\n"));
-    }
-    let subject = crate::digest::subject(&model);
-    let body = crate::digest::render(&model, &bot.name, &plan.more);
-    write_stdout(&format!("Subject: {subject}\n\n{body}"))
 }

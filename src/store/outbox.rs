@@ -6,8 +6,8 @@ use sqlx::sqlite::{SqliteConnection, SqliteRow};
 use sqlx::{AssertSqlSafe, Row};
 
 use super::{Store, StoreError, Tx, err};
+use crate::case::CaseId;
 use crate::model::MessageId;
-use crate::thread::CaseId;
 
 /// A mail to send, as the engine writes it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -345,7 +345,7 @@ impl Store {
 
     /// Adds an event no message caused (the bot's own doings) to a case,
     /// and replays the case.
-    pub async fn record_event(&mut self, case: CaseId, e: &crate::thread::Event) -> Result<(), StoreError> {
+    pub async fn record_event(&mut self, case: CaseId, e: &crate::case::Event) -> Result<(), StoreError> {
         let mut tx = self.begin().await?;
         tx.add_event(case, e).await?;
         tx.replay(case).await?;
