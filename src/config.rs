@@ -166,6 +166,15 @@ pub struct SmtpConfig {
     /// A PEM file of certificate authorities to trust besides the usual
     /// roots.
     pub ca_file: Option<PathBuf>,
+    /// The longest one mail may take to send (each reply of the server
+    /// is waited for as long). A sender killed mid-send leaves its mail
+    /// to another after twice this.
+    #[serde(default = "default_smtp_timeout")]
+    pub timeout_seconds: u64,
+}
+
+fn default_smtp_timeout() -> u64 {
+    60
 }
 
 fn default_smtp_port() -> u16 {

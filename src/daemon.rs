@@ -13,11 +13,16 @@
 //! Message-ID).
 //!
 //! A source that fails (a bad password, a server down, a connection
-//! dropped mid-fetch) is logged and retried with exponential backoff; the
+//! dropped mid-fetch) is logged and retried with exponential backoff,
+//! which starts again from the first wait once a pass has synced; the
 //! others go on. On SIGINT or SIGTERM the engine finishes the batch in
 //! hand and the run ends cleanly. With `once`, every source makes one
 //! pass and the run ends; a source that could not be read then fails the
 //! run, naming it and why.
+//!
+//! Several runs may share a store (one per mailbox is a real layout):
+//! each records itself in the store, says so when it finds another, and
+//! sends only the mail it has claimed (see `deliver`).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -43,6 +48,40 @@ const MAX_IDLE: Duration = Duration::from_secs(29 * 60);
 const SWEEP_EVERY: Duration = Duration::from_secs(3600);
 /// The longest the sender waits before looking at the outbox again.
 const SEND_POLL: Duration = Duration::from_secs(60);
+/// While mail waits for an SMTP server that did not take it, the sender
+/// tries one again after this, doubling up to [`MAX_SERVER_PROBE`].
+const FIRST_SERVER_PROBE: Duration = Duration::from_secs(1);
+const MAX_SERVER_PROBE: Duration = Duration::from_secs(15);
+/// A run not seen for this long is gone (killed): it touches its record
+/// every [`TICK`].
+const RUN_GONE: i64 = 5 * 60;
+
+/// Exponential backoff: each wait twice the last, up to a maximum, from
+/// the first again after a success.
+#[derive(Clone, Copy, Debug)]
+pub struct Backoff {
+    first: Duration,
+    max: Duration,
+    next: Duration,
+}
+
+impl Backoff {
+    pub fn new(first: Duration, max: Duration) -> Backoff {
+        Backoff { first, max, next: first }
+    }
+
+    /// The wait after one more failure.
+    pub fn fail(&mut self) -> Duration {
+        let wait = self.next;
+        self.next = (self.next * 2).min(self.max);
+        wait
+    }
+
+    /// Something worked: the next failure waits the first wait.
+    pub fn reset(&mut self) {
+        self.next = self.first;
+    }
+}
 
 /// A source as the run knows it.
 #[derive(Clone, Debug)]
@@ -236,6 +275,21 @@ pub async fn run(
     shutdown: Shutdown,
 ) -> Result<(RunReport, Engine), StoreError> {
     let RunSettings { stale_days, remind_days, once, clock, sender, digest } = settings;
+    let me = crate::store::RunRecord {
+        owner: crate::deliver::process_name(clock),
+        host: crate::deliver::host_name(),
+        pid: i64::from(std::process::id()),
+        started_at: clock(),
+        seen_at: clock(),
+    };
+    for other in engine.store().register_run(&me, clock() - RUN_GONE).await? {
+        tracing::warn!(
+            pid = other.pid,
+            host = %other.host,
+            since = other.started_at,
+            "another lkpbot run is using this store: the two share the work, each mail sent by whichever claims it"
+        );
+    }
     let mut digested: Option<String> = None;
     let mut tick = tokio::time::interval(TICK);
     let outbox = Arc::new(Notify::new());
@@ -265,6 +319,7 @@ pub async fn run(
         let Some(job) = job else { break };
         let Some(job) = job else {
             // A tick: the periodic work below, nothing stored.
+            engine.store().touch_run(&me.owner, clock()).await?;
             if digest_if_due(&mut engine, &digest, &mut digested, clock()).await? {
                 outbox.notify_one();
             }
@@ -335,6 +390,7 @@ pub async fn run(
             Err(e) => tracing::error!(error = %e, "the sender stopped"),
         }
     }
+    engine.store().end_run(&me.owner).await?;
     Ok((report, engine))
 }
 
@@ -351,6 +407,7 @@ async fn send_loop(
 ) -> Result<Sent, StoreError> {
     tracing::info!(to = %sender.describe(), "sending the outbox");
     let mut total = Sent::default();
+    let mut probe = Backoff::new(FIRST_SERVER_PROBE, MAX_SERVER_PROBE);
     loop {
         let finished = *done.borrow_and_update();
         // The last pass of a `--once` run tries everything unsent.
@@ -361,11 +418,18 @@ async fn send_loop(
             break;
         }
         // Until the engine queues more, the next retry is due, or the
-        // engine is done (and at least once a minute).
-        let wait = match store.next_mail_due().await? {
+        // engine is done (and at least once a minute); while mail waits
+        // for a server, soon enough to see it back.
+        let mut wait = match store.next_mail_due().await? {
             Some(t) => Duration::from_secs(u64::try_from(t - clock()).unwrap_or(0)).min(SEND_POLL),
             None => SEND_POLL,
         };
+        if s.sent > 0 {
+            probe.reset();
+        }
+        if store.waits_for_server().await? {
+            wait = wait.min(probe.fail());
+        }
         tokio::select! {
             _ = queued.notified() => {}
             _ = tokio::time::sleep(wait.max(Duration::from_millis(100))) => {}
@@ -409,32 +473,45 @@ async fn follow_source(
     clock: Clock,
     mut shutdown: Shutdown,
 ) -> Result<(), String> {
-    let mut backoff = FIRST_BACKOFF;
+    let mut backoff = Backoff::new(FIRST_BACKOFF, MAX_BACKOFF);
     loop {
+        let mut synced = false;
         let r = tokio::select! {
-            r = source_session(&spec, &engine, once, clock) => r,
+            r = source_session(&spec, &engine, once, clock, &mut synced) => r,
             _ = shutdown.wait() => return Ok(()),
         };
+        // A connection that synced was a good one: the drop that ended it
+        // is the first of its kind.
+        if synced {
+            backoff.reset();
+        }
         match r {
             Ok(()) => return Ok(()),
             // Stopping is not the source's failure.
             Err(_) if shutdown.is_set() => return Ok(()),
             Err(e) if once => return Err(e),
             Err(e) => {
-                tracing::warn!(source = %spec.name, error = %e, retry_in = ?backoff, "source failed; retrying");
+                let wait = backoff.fail();
+                tracing::warn!(source = %spec.name, error = %e, retry_in = ?wait, "source failed; retrying");
                 tokio::select! {
-                    _ = tokio::time::sleep(backoff) => {}
+                    _ = tokio::time::sleep(wait) => {}
                     _ = shutdown.wait() => return Ok(()),
                 }
-                backoff = (backoff * 2).min(MAX_BACKOFF);
             }
         }
     }
 }
 
 /// One connection's worth of a source: passes until an error (which ends
-/// it) or, with `once`, after the first pass.
-async fn source_session(spec: &SourceSpec, engine: &EngineHandle, once: bool, clock: Clock) -> Result<(), String> {
+/// it) or, with `once`, after the first pass. `good` turns true when a
+/// pass has been stored.
+async fn source_session(
+    spec: &SourceSpec,
+    engine: &EngineHandle,
+    once: bool,
+    clock: Clock,
+    good: &mut bool,
+) -> Result<(), String> {
     match &spec.kind {
         SpecKind::Imap { account, mailbox, idle, batch } => {
             let mut session = imap::connect(account).await.map_err(|e| e.to_string())?;
@@ -456,6 +533,7 @@ async fn source_session(spec: &SourceSpec, engine: &EngineHandle, once: bool, cl
                     seconds = started.elapsed().as_secs_f64(),
                     "synced"
                 );
+                *good = true;
                 if once {
                     let _ = session.logout().await;
                     return Ok(());
@@ -494,6 +572,7 @@ async fn source_session(spec: &SourceSpec, engine: &EngineHandle, once: bool, cl
                 return Err(e);
             }
             tracing::info!(source = %spec.name, seconds = started.elapsed().as_secs_f64(), "synced");
+            *good = true;
             if once {
                 return Ok(());
             }

@@ -15,7 +15,7 @@ use lettre::{AsyncSmtpTransport, AsyncTransport, Tokio1Executor};
 
 use crate::case::{Event, EventKind};
 use crate::config::{Config, ConfigError, Tls};
-use crate::store::{OutboxMail, Store, StoreError};
+use crate::store::{Claim, Failure, OutboxMail, Store, StoreError};
 
 /// The longest wait between tries of a failing mail.
 const MAX_RETRY: i64 = 3600;
@@ -53,7 +53,34 @@ pub struct Sender {
     /// The first wait after a failure (`[outbox] retry_seconds`); it
     /// doubles up to [`MAX_RETRY`].
     first_retry: i64,
+    /// The longest one mail may take (`[smtp] timeout_seconds`).
+    limit: Duration,
+    /// Whose claims this sender's are: this process, uniquely.
+    owner: String,
 }
+
+/// The limit of a dry run's file write.
+const DIR_LIMIT: Duration = Duration::from_secs(60);
+
+/// A name for this process (and this sender in it) no other process
+/// shares: `<host>:<pid>:<n>`.
+pub fn process_name(clock: fn() -> i64) -> String {
+    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{}:{}:{}.{n}", host_name(), std::process::id(), clock())
+}
+
+/// This machine's name, for logs and claims.
+pub fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into())
+}
+
+/// Why a mail was not sent, and whose fault that was.
+type SendResult = Result<Option<String>, (Failure, String)>;
 
 impl Sender {
     /// The transport the config says: `[smtp]`, else a dry run into
@@ -81,7 +108,7 @@ impl Sender {
                 let mut b = AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(s.host.clone())
                     .port(s.port)
                     .tls(mode)
-                    .timeout(Some(Duration::from_secs(60)));
+                    .timeout(Some(Duration::from_secs(s.timeout_seconds.max(1))));
                 if let (Some(user), Some(password)) = (&s.user, s.password(config_path)?) {
                     b = b
                         .credentials(lettre::transport::smtp::authentication::Credentials::new(user.clone(), password));
@@ -94,12 +121,32 @@ impl Sender {
             timeout: Duration::from_secs(cfg.retest.timeout_seconds),
         });
         let first_retry = i64::try_from(cfg.outbox.retry_seconds).unwrap_or(MAX_RETRY).clamp(1, MAX_RETRY);
-        Ok(Sender { transport, command, clock, first_retry })
+        let limit = cfg.smtp.as_ref().map_or(DIR_LIMIT, |s| Duration::from_secs(s.timeout_seconds.max(1)));
+        Ok(Sender { transport, command, clock, first_retry, limit, owner: process_name(clock) })
     }
 
     /// A dry run into `dir`.
     pub fn to_dir(dir: PathBuf, clock: fn() -> i64) -> Sender {
-        Sender { transport: Transport::Dir(dir), command: None, clock, first_retry: 30 }
+        Sender {
+            transport: Transport::Dir(dir),
+            command: None,
+            clock,
+            first_retry: 30,
+            limit: DIR_LIMIT,
+            owner: process_name(clock),
+        }
+    }
+
+    /// Whose claims this sender takes.
+    pub fn owner(&self) -> &str {
+        &self.owner
+    }
+
+    /// A claim made now: held twice as long as a send may take.
+    fn claim(&self, now: i64) -> Claim {
+        let secs = |d: Duration| i64::try_from(d.as_secs()).unwrap_or(i64::MAX / 4).saturating_mul(2);
+        let command = self.command.as_ref().map_or(self.limit, |c| c.timeout);
+        Claim { owner: self.owner.clone(), now, mail_lease: secs(self.limit), command_lease: secs(command) }
     }
 
     /// Where mail goes, for logs.
@@ -123,27 +170,43 @@ impl Sender {
 
     async fn send(&self, store: &mut Store, all: bool) -> Result<Sent, StoreError> {
         let mut out = Sent::default();
-        let now = if all { i64::MAX } else { (self.clock)() };
-        for mail in store.due_mail(now, PER_PASS).await? {
-            let result =
-                if mail.kind == "retest-command" { self.run_command(&mail).await } else { self.send_one(&mail).await };
+        // Mail waits for a server that did not take it: one of it is
+        // tried now, due or not, so that a server back is seen at once.
+        let mut probe = store.waits_for_server().await?;
+        for _ in 0..PER_PASS {
+            let now = (self.clock)();
+            let due = if all { i64::MAX } else { now };
+            let Some(mail) = store.claim_mail(&self.claim(now), due, probe).await? else { break };
+            tracing::debug!(kind = %mail.kind, message_id = %mail.message_id, "sending");
+            let command = mail.kind == "retest-command";
+            let result = if command { self.run_command(&mail).await } else { self.send_one(&mail).await };
             let now = (self.clock)();
             match result {
                 Ok(note) => {
-                    store.mark_sent(mail.id, now).await?;
+                    let event = note
+                        .map(|note| Event { note: Some(note), ..Event::new(now, EventKind::RetestDispatched, None) });
+                    if !store.mark_sent(mail.id, &self.owner, now, mail.case.zip(event.as_ref())).await? {
+                        tracing::warn!(message_id = %mail.message_id, "sent after its claim lapsed: another sender may send it too");
+                    }
                     out.sent += 1;
                     tracing::info!(kind = %mail.kind, message_id = %mail.message_id, to = %mail.recipients.join(" "), "sent");
-                    if let (Some(case), Some(note)) = (mail.case, note) {
-                        let mut e = Event::new(now, EventKind::RetestDispatched, None);
-                        e.note = Some(note);
-                        store.record_event(case, &e).await?;
+                    if probe && !command {
+                        probe = false;
+                        let n = store.server_answers(now).await?;
+                        if n > 0 {
+                            tracing::info!(mails = n, "the server takes mail again: what waited for it goes now");
+                        }
                     }
                 }
-                Err(e) => {
+                Err((failure, e)) => {
                     let wait = (self.first_retry << mail.attempts.clamp(0, 16)).min(MAX_RETRY);
-                    store.mark_failed(mail.id, &e, now + wait).await?;
+                    store.mark_failed(mail.id, &self.owner, &e, failure, now + wait).await?;
                     out.failed += 1;
-                    tracing::warn!(kind = %mail.kind, message_id = %mail.message_id, error = %e, retry_in = wait, "not sent");
+                    tracing::warn!(kind = %mail.kind, message_id = %mail.message_id, error = %e, cause = failure.as_str(), retry_in = wait, "not sent");
+                    if failure == Failure::Server {
+                        // The rest would fail the same way.
+                        break;
+                    }
                 }
             }
         }
@@ -151,26 +214,31 @@ impl Sender {
     }
 
     /// Sends one mail; for a retest request, what to record on the case.
-    async fn send_one(&self, mail: &OutboxMail) -> Result<Option<String>, String> {
+    async fn send_one(&self, mail: &OutboxMail) -> SendResult {
         let note =
             (mail.kind == "retest-request").then(|| format!("retest request mailed to {}", mail.recipients.join(", ")));
+        let refused = |e: String| (Failure::Mail, e);
         match &self.transport {
             Transport::Smtp { transport, .. } => {
-                let from = mail.sender.parse().map_err(|e| format!("sender {}: {e}", mail.sender))?;
+                let from = mail.sender.parse().map_err(|e| refused(format!("sender {}: {e}", mail.sender)))?;
                 let to = mail
                     .recipients
                     .iter()
-                    .map(|r| r.parse().map_err(|e| format!("recipient {r}: {e}")))
+                    .map(|r| r.parse().map_err(|e| refused(format!("recipient {r}: {e}"))))
                     .collect::<Result<Vec<_>, _>>()?;
-                let envelope = lettre::address::Envelope::new(Some(from), to).map_err(|e| e.to_string())?;
-                transport.send_raw(&envelope, &mail.raw).await.map_err(|e| e.to_string())?;
+                let envelope = lettre::address::Envelope::new(Some(from), to).map_err(|e| refused(e.to_string()))?;
+                match tokio::time::timeout(self.limit, transport.send_raw(&envelope, &mail.raw)).await {
+                    Err(_) => return Err((Failure::Server, format!("no answer within {:?}", self.limit))),
+                    Ok(Err(e)) => return Err((smtp_failure(&e), e.to_string())),
+                    Ok(Ok(_)) => {}
+                }
             }
             Transport::Dir(dir) => {
-                std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+                std::fs::create_dir_all(dir).map_err(|e| refused(format!("{}: {e}", dir.display())))?;
                 let name = format!("{:06}-{}.eml", mail.id, mail.kind);
                 let tmp = dir.join(format!(".{name}.tmp"));
-                std::fs::write(&tmp, &mail.raw).map_err(|e| format!("{}: {e}", tmp.display()))?;
-                std::fs::rename(&tmp, dir.join(&name)).map_err(|e| format!("{}: {e}", dir.display()))?;
+                std::fs::write(&tmp, &mail.raw).map_err(|e| refused(format!("{}: {e}", tmp.display())))?;
+                std::fs::rename(&tmp, dir.join(&name)).map_err(|e| refused(format!("{}: {e}", dir.display())))?;
             }
         }
         Ok(note)
@@ -178,7 +246,11 @@ impl Sender {
 
     /// Runs the retest program with the request (JSON) on stdin; its exit
     /// status and the start of its output are recorded on the case.
-    async fn run_command(&self, mail: &OutboxMail) -> Result<Option<String>, String> {
+    async fn run_command(&self, mail: &OutboxMail) -> SendResult {
+        self.run_program(mail).await.map_err(|e| (Failure::Mail, e))
+    }
+
+    async fn run_program(&self, mail: &OutboxMail) -> Result<Option<String>, String> {
         let Some(cmd) = &self.command else { return Err("no [retest] command configured".into()) };
         let Some((program, args)) = cmd.argv.split_first() else { return Err("the retest command is empty".into()) };
         let mut child = tokio::process::Command::new(program)
@@ -203,5 +275,16 @@ impl Sender {
             return Err(format!("{program} exited with {}: {first}", out.status));
         }
         Ok(Some(format!("retest command exited 0: {first}")))
+    }
+}
+
+/// Whose fault an SMTP error is: a reply about this mail (a refused
+/// recipient, a full mailbox) is the mail's; no connection, TLS, a
+/// timeout, an unreadable reply or 421 (the service is closing) is the
+/// server's.
+fn smtp_failure(e: &lettre::transport::smtp::Error) -> Failure {
+    match e.status() {
+        Some(code) if code.to_string() != "421" => Failure::Mail,
+        _ => Failure::Server,
     }
 }

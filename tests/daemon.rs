@@ -483,3 +483,34 @@ fn one_failing_source_does_not_stop_the_others() {
     assert_eq!(summary_field(&out, "new"), msgs.len() as u64);
     assert_eq!(count_messages(&dir.path().join("s.db")), msgs.len() as u64);
 }
+
+/// A source that fails waits longer each time (1 s, 2 s, ...), and once a
+/// pass has synced, the next failure waits the first wait again: a
+/// Maildir that goes away, comes back, and goes again.
+#[test]
+fn reconnect_backoff_starts_again_after_a_good_sync() {
+    let dir = tempfile::tempdir().unwrap();
+    let md = dir.path().join("md");
+    let away = dir.path().join("away");
+    for sub in ["new", "cur", "tmp"] {
+        std::fs::create_dir_all(away.join(sub)).unwrap();
+    }
+    let cfg = dir.path().join("lkpbot.toml");
+    std::fs::write(
+        &cfg,
+        "[store]\npath = \"s.db\"\n[bot]\nstale_days = 0\n[[sources]]\nkind = \"maildir\"\npath = \"md\"\npoll_seconds = 1\n",
+    )
+    .unwrap();
+    let bot = spawn_bot(&cfg, &["run"]);
+    let retries =
+        || bot_log(&cfg).lines().filter_map(|l| l.split("retry_in=").nth(1).map(str::to_string)).collect::<Vec<_>>();
+    wait_for("two failures", Duration::from_secs(20), || retries().len() >= 2);
+    assert_eq!(retries()[..2], ["1s", "2s"]);
+    std::fs::rename(&away, &md).unwrap();
+    wait_for("a sync", Duration::from_secs(20), || bot_log(&cfg).contains("synced"));
+    std::fs::rename(&md, &away).unwrap();
+    let before = retries().len();
+    wait_for("the next failure", Duration::from_secs(20), || retries().len() > before);
+    assert_eq!(retries()[before], "1s", "{:?}", retries());
+    stop(bot);
+}

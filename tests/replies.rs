@@ -11,10 +11,10 @@ use crate::thread::fixture_messages;
 use crate::util::dovecot::Dovecot;
 use crate::util::postfix::Postfix;
 
-const PASSWORD_ENV: &str = "LKPBOT_TEST_IMAP_PASSWORD";
+pub(crate) const PASSWORD_ENV: &str = "LKPBOT_TEST_IMAP_PASSWORD";
 const REPORT: &str = "202611300900.rep0001-lkp@intel.com";
 
-fn now() -> i64 {
+pub(crate) fn now() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64
 }
 
@@ -24,16 +24,21 @@ fn date(t: i64) -> String {
 
 /// A Dovecot, a Postfix delivering into it, and a bot config following
 /// `bot`'s INBOX and sending through the Postfix.
-struct Stack {
-    d: Dovecot,
-    p: Postfix,
-    dir: tempfile::TempDir,
-    cfg: PathBuf,
+pub(crate) struct Stack {
+    pub d: Dovecot,
+    pub p: Postfix,
+    pub dir: tempfile::TempDir,
+    pub cfg: PathBuf,
 }
 
-fn stack(extra: &str) -> Option<Stack> {
+pub(crate) fn stack(extra: &str) -> Option<Stack> {
+    stack_with(extra, "")
+}
+
+/// [`stack`] with `main_cf` added to the Postfix's `main.cf`.
+pub(crate) fn stack_with(extra: &str, main_cf: &str) -> Option<Stack> {
     let d = Dovecot::start()?;
-    let p = Postfix::start(d.lmtp_port)?;
+    let p = Postfix::start_with(d.lmtp_port, main_cf)?;
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("lkpbot.toml");
     std::fs::write(
@@ -51,25 +56,25 @@ fn stack(extra: &str) -> Option<Stack> {
 }
 
 impl Stack {
-    fn lkpbot(&self, args: &[&str]) -> Command {
+    pub(crate) fn lkpbot(&self, args: &[&str]) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_lkpbot"));
         c.arg("--config").arg(&self.cfg).args(args).env(PASSWORD_ENV, "botpass").env("RUST_LOG", "info");
         c
     }
 
-    fn run_once(&self) -> Output {
+    pub(crate) fn run_once(&self) -> Output {
         let out = self.lkpbot(&["run", "--once"]).output().unwrap();
         assert!(out.status.success(), "run --once: {}", String::from_utf8_lossy(&out.stderr));
         out
     }
 
-    fn spawn(&self) -> Child {
+    pub(crate) fn spawn(&self) -> Child {
         let log = std::fs::File::create(self.dir.path().join("bot.log")).unwrap();
         self.lkpbot(&["run"]).stdout(Stdio::null()).stderr(log).spawn().unwrap()
     }
 
     /// Waits until `user` has `n` messages, and returns them parsed.
-    fn mail_of(&self, user: &str, n: usize) -> Vec<lkpbot::mail::Mail> {
+    pub(crate) fn mail_of(&self, user: &str, n: usize) -> Vec<lkpbot::mail::Mail> {
         let start = Instant::now();
         loop {
             let msgs = self.d.messages(user);
@@ -87,14 +92,14 @@ impl Stack {
     }
 
     /// That `user` has exactly `n` messages, a moment after all is sent.
-    fn still_has(&self, user: &str, n: usize) {
+    pub(crate) fn still_has(&self, user: &str, n: usize) {
         std::thread::sleep(Duration::from_millis(700));
         assert_eq!(self.d.messages(user).len(), n, "{user}");
     }
 
     /// The outbox as `outbox --json` shows it (empty while there is no
     /// store yet).
-    fn outbox(&self) -> Vec<serde_json::Value> {
+    pub(crate) fn outbox(&self) -> Vec<serde_json::Value> {
         let out = self.lkpbot(&["outbox", "--json"]).output().unwrap();
         if !out.status.success() {
             assert!(
@@ -109,7 +114,7 @@ impl Stack {
 }
 
 /// The robot's report, sent now to `author@example.org`.
-fn report() -> Vec<u8> {
+pub(crate) fn report() -> Vec<u8> {
     let r = String::from_utf8(fixture_messages("reply-chain")[0].clone()).unwrap();
     let r = r
         .replace("202603051000.aaaa0001-lkp@intel.com", REPORT)
@@ -120,7 +125,7 @@ fn report() -> Vec<u8> {
 }
 
 /// A reply in the report's thread from `from`, written `age` seconds ago.
-fn reply(id: &str, from: &str, headers: &str, body: &str, age: i64) -> Vec<u8> {
+pub(crate) fn reply(id: &str, from: &str, headers: &str, body: &str, age: i64) -> Vec<u8> {
     format!(
         "From: {from}\nTo: Au Thor <author@example.org>\nSubject: Re: [linus:master] [mm] 1234567890: will-it-scale.per_process_ops 12.5% regression\n\
          Date: {}\nMessage-ID: <{id}>\nIn-Reply-To: <{REPORT}>\nReferences: <{REPORT}>\n{headers}\n{body}\n",
@@ -213,6 +218,46 @@ fn who_may_what_and_who_is_never_answered() {
     assert_eq!(v[0]["state"], "resolved");
 }
 
+/// The headers vger adds to its copy of every mail: the list's copy of
+/// a command is a command.
+const VGER: &str = "Sender: linux-kernel-owner@vger.kernel.org\nPrecedence: bulk\n\
+                    List-Id: <linux-kernel.vger.kernel.org>\nList-Subscribe: <mailto:linux-kernel+subscribe@vger.kernel.org>\n\
+                    List-Unsubscribe: <mailto:linux-kernel+unsubscribe@vger.kernel.org>\n";
+
+/// A command that reaches the bot only through the list is answered; one
+/// sent both to the bot and to the list is answered once, whichever copy
+/// comes first, and whether they come together or apart.
+#[test]
+fn a_command_through_the_list_is_answered_once() {
+    let Some(s) = stack("") else { return };
+    let direct = |id: &str, body: &str| reply(id, "Alice <alice@example.org>", "Cc: bot@example.org\n", body, 60);
+    let listed = |id: &str, body: &str| reply(id, "Alice <alice@example.org>", VGER, body, 60);
+    // The list's copy alone.
+    s.d.append("bot", &[report(), listed("l1@example.org", "#lkp status")]);
+    s.run_once();
+    let alice = s.mail_of("alice", 1);
+    assert_eq!(alice[0].in_reply_to.as_ref().unwrap().as_str(), "l1@example.org");
+    // Its direct copy later: nothing more.
+    s.d.append("bot", &[direct("l1@example.org", "#lkp status")]);
+    s.run_once();
+    s.still_has("alice", 1);
+    // The direct copy first, the list's later.
+    s.d.append("bot", &[direct("d2@example.org", "#lkp status")]);
+    s.run_once();
+    s.mail_of("alice", 2);
+    s.d.append("bot", &[listed("d2@example.org", "#lkp status")]);
+    s.run_once();
+    s.still_has("alice", 2);
+    // Both in one fetch, in either order.
+    s.d.append("bot", &[listed("b3@example.org", "#lkp status"), direct("b3@example.org", "#lkp status")]);
+    s.d.append("bot", &[direct("b4@example.org", "#lkp status"), listed("b4@example.org", "#lkp status")]);
+    s.run_once();
+    let alice = s.mail_of("alice", 4);
+    s.still_has("alice", 4);
+    let answered: Vec<&str> = alice.iter().map(|m| m.in_reply_to.as_ref().unwrap().as_str()).collect();
+    assert_eq!(answered, ["l1@example.org", "d2@example.org", "b3@example.org", "b4@example.org"]);
+}
+
 /// The SMTP server is down while replies are due, and the bot is killed
 /// before it could send: once the server is back, each reply is sent
 /// exactly once.
@@ -298,7 +343,7 @@ fn commands_are_answered_within_seconds() {
     assert!(median < Duration::from_secs(3), "{took:?}");
 }
 
-fn cases_exist(s: &Stack, _db: &Path) -> bool {
+pub(crate) fn cases_exist(s: &Stack, _db: &Path) -> bool {
     let out = s.lkpbot(&["cases", "--json", "--state", "all"]).output().unwrap();
     out.status.success()
         && serde_json::from_slice::<serde_json::Value>(&out.stdout)

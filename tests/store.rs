@@ -259,3 +259,63 @@ fn checkpoints_are_stored_with_their_messages() {
         assert_eq!(other.checkpoint("imap://a/INBOX").await.unwrap().as_deref(), Some("7:3"));
     });
 }
+
+/// A claimed mail is no other sender's until the claim lapses; then the
+/// next sender takes it, and the first can no longer mark it: two
+/// handles on one file (as two processes have).
+#[test]
+fn a_claimed_mail_is_one_senders_until_the_claim_lapses() {
+    use lkpbot::store::{Claim, Failure, MailState, NewMail};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lkpbot.db");
+    let claim = |owner: &str, now: i64| Claim { owner: owner.into(), now, mail_lease: 50, command_lease: 500 };
+    block_on(async {
+        let mut a = Store::open(&path).await.unwrap();
+        let mut b = Store::open(&path).await.unwrap();
+        let mut tx = a.begin().await.unwrap();
+        for n in 0..2 {
+            let m = NewMail {
+                cause: format!("c{n}"),
+                kind: "reply",
+                case: None,
+                in_reply_to: None,
+                message_id: format!("m{n}@bot"),
+                addressee: None,
+                recipients: vec!["x@example.org".into()],
+                sender: "bot@example.org".into(),
+                subject: "s".into(),
+                raw: b"raw".to_vec(),
+                created_at: 100,
+            };
+            tx.enqueue(&m).await.unwrap();
+        }
+        tx.commit().await.unwrap();
+        let first = a.claim_mail(&claim("a", 100), 100, false).await.unwrap().unwrap();
+        assert_eq!(first.message_id, "m0@bot");
+        assert_eq!(first.raw, b"raw");
+        // b takes the next one, then finds nothing free.
+        let second = b.claim_mail(&claim("b", 110), 110, false).await.unwrap().unwrap();
+        assert_eq!(second.message_id, "m1@bot");
+        assert!(b.claim_mail(&claim("b", 120), 120, false).await.unwrap().is_none());
+        assert_eq!(b.next_mail_due().await.unwrap(), Some(150), "a claimed mail is due when its claim lapses");
+        // a's claim lapses: b takes the mail, and a cannot mark it.
+        let again = b.claim_mail(&claim("b", 151), 151, false).await.unwrap().unwrap();
+        assert_eq!(again.id, first.id);
+        assert!(!a.mark_sent(first.id, "a", 152, None).await.unwrap());
+        assert!(!a.mark_failed(first.id, "a", "x", Failure::Mail, 200).await.unwrap());
+        assert!(b.mark_sent(first.id, "b", 153, None).await.unwrap());
+        // A mail no server took waits for one; `probe` offers it before
+        // it is due, and a server answering makes it due.
+        assert!(b.mark_failed(second.id, "b", "refused", Failure::Server, 1000).await.unwrap());
+        assert!(b.waits_for_server().await.unwrap());
+        assert!(a.claim_mail(&claim("a", 160), 160, false).await.unwrap().is_none());
+        let probe = a.claim_mail(&claim("a", 160), 160, true).await.unwrap().unwrap();
+        assert_eq!(probe.id, second.id);
+        assert!(a.mark_failed(second.id, "a", "refused", Failure::Server, 1000).await.unwrap());
+        assert_eq!(a.server_answers(170).await.unwrap(), 1);
+        let due = a.claim_mail(&claim("a", 170), 170, false).await.unwrap().unwrap();
+        assert_eq!(due.id, second.id);
+        assert_eq!(due.state, MailState::Failing);
+        assert_eq!(due.attempts, 2);
+    });
+}

@@ -24,6 +24,8 @@ mod ids;
 mod ingest;
 /// Any arrival order, any split into imports: the same cases.
 mod order;
+/// Each mail sent once: two runs on one store, a killed sender, a server back.
+mod outbox;
 /// Several processes and store handles on one store file.
 mod processes;
 /// Random and mutated mail must never panic the parser or the classifier.

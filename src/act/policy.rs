@@ -69,7 +69,8 @@ pub enum Silence {
     NoCommand,
     /// The bot's own mail: answering it could loop.
     OwnMail,
-    /// An automatic reply (`Auto-Submitted`, `Precedence: bulk/junk/list`).
+    /// An automatic reply (`Auto-Submitted`, `X-Autoreply`,
+    /// `Precedence: junk`, or `bulk`/`list` on mail no list delivered).
     AutoReply,
     /// A bounce (`MAILER-DAEMON`, an empty Return-Path, a delivery report).
     Bounce,
@@ -163,7 +164,7 @@ pub fn silence(m: &Incoming, w: &World, rules: &Rules) -> Option<Silence> {
     if from.is_some_and(|f| f.eq_ignore_ascii_case(&rules.bot_address)) {
         return Some(Silence::OwnMail);
     }
-    if s.auto_submitted || s.precedence.as_deref().is_some_and(|p| matches!(p, "bulk" | "junk" | "list")) {
+    if s.auto_submitted || s.precedence.as_deref().is_some_and(|p| auto_precedence(p, s.list_copy)) {
         return Some(Silence::AutoReply);
     }
     let mailer_daemon = from.is_some_and(|f| {
@@ -200,6 +201,17 @@ pub fn silence(m: &Incoming, w: &World, rules: &Rules) -> Option<Silence> {
         return Some(Silence::RateLimited);
     }
     None
+}
+
+/// Whether a `Precedence` marks an automatic reply. A list stamps its
+/// copy of every mail `bulk` or `list` (vger does), so on a copy with the
+/// list's headers those say who delivered it, not who wrote it.
+fn auto_precedence(precedence: &str, list_copy: bool) -> bool {
+    match precedence {
+        "junk" => true,
+        "bulk" | "list" => !list_copy,
+        _ => false,
+    }
 }
 
 /// Whether the bot is among the mail's To and Cc.
@@ -304,6 +316,10 @@ mod tests {
         Incoming::new(&m, c)
     }
 
+    /// The headers vger adds to its copy of every mail.
+    const VGER: &str = "Sender: cgroups-owner@vger.kernel.org\nPrecedence: bulk\nList-ID: <cgroups.vger.kernel.org>\n\
+                        X-Mailing-List: cgroups@vger.kernel.org\n";
+
     fn world() -> World {
         World { now: NOW, fetched_at: NOW, case: Some(case()), may_change: false, ..World::default() }
     }
@@ -338,6 +354,49 @@ mod tests {
                 mail("dev@example.org", "Precedence: list\n", "#lkp status", 1),
                 world(),
                 Some(Silence::AutoReply),
+            ),
+            (
+                "junk",
+                mail("dev@example.org", "Precedence: junk\n", "#lkp status", 1),
+                world(),
+                Some(Silence::AutoReply),
+            ),
+            (
+                "an X-Autoreply",
+                mail("dev@example.org", "X-Autoreply: yes\n", "#lkp status", 1),
+                world(),
+                Some(Silence::AutoReply),
+            ),
+            ("vger's copy", mail("dev@example.org", VGER, "#lkp status", 1), world(), None),
+            (
+                "a list copy, Precedence: list",
+                mail("dev@example.org", "Precedence: list\nList-Post: <mailto:l@example.org>\n", "#lkp status", 1),
+                world(),
+                None,
+            ),
+            (
+                "an auto-reply through a list",
+                mail("dev@example.org", &format!("{VGER}Auto-Submitted: auto-replied\n"), "#lkp status", 1),
+                world(),
+                Some(Silence::AutoReply),
+            ),
+            (
+                "junk through a list",
+                mail("dev@example.org", "Precedence: junk\nList-Id: <l.example.org>\n", "#lkp status", 1),
+                world(),
+                Some(Silence::AutoReply),
+            ),
+            (
+                "a bounce through a list",
+                mail("MAILER-DAEMON@mx.example.org", VGER, "#lkp status", 1),
+                world(),
+                Some(Silence::Bounce),
+            ),
+            (
+                "the bot through a list",
+                mail("lkpbot@example.org", VGER, "#lkp status", 1),
+                world(),
+                Some(Silence::OwnMail),
             ),
             ("a bounce", mail("MAILER-DAEMON@mx.example.org", "", "#lkp status", 1), world(), Some(Silence::Bounce)),
             (

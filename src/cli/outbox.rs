@@ -44,6 +44,9 @@ fn mail_json(m: &OutboxMail) -> Value {
         "next_attempt_at": rfc3339(m.next_attempt_at),
         "sent_at": m.sent_at.map(rfc3339),
         "last_error": m.last_error,
+        "failure": m.failure.map(|f| f.as_str()),
+        "claimed_by": m.claimed_by,
+        "claimed_until": m.claimed_until.map(rfc3339),
     })
 }
 

@@ -138,6 +138,7 @@ pub(super) fn parse_text_dump(raw: &[u8]) -> Mail {
         subject,
         date: None,
         list_id: None,
+        list_copy: false,
         auto_submitted: None,
         precedence: None,
         return_path: None,

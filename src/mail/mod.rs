@@ -86,7 +86,11 @@ pub struct Mail {
     /// Seconds since the epoch, from the Date header.
     pub date: Option<i64>,
     pub list_id: Option<String>,
-    /// The `Auto-Submitted` header, when it says anything but `no`.
+    /// The copy a mailing list delivered: it carries `List-Id` or another
+    /// `List-*` header (RFC 2369, RFC 2919), or vger's `X-Mailing-List`.
+    pub list_copy: bool,
+    /// The `Auto-Submitted` header, when it says anything but `no`
+    /// (`x-autoreply` for an `X-Autoreply` header without one).
     pub auto_submitted: Option<String>,
     /// The `Precedence` header, lower-cased (`bulk`, `junk`, `list`).
     pub precedence: Option<String>,
@@ -280,8 +284,12 @@ pub fn parse(raw: &[u8]) -> Mail {
         problems.push("header: Date could not be parsed".into());
     }
     let list_id = msg.header_raw("List-Id").and_then(list_id);
-    let auto_submitted =
-        msg.header_raw("Auto-Submitted").map(|v| v.trim().to_ascii_lowercase()).filter(|v| !v.is_empty() && v != "no");
+    let list_copy = msg.headers().iter().any(|h| is_list_header(h.name()));
+    let auto_submitted = msg
+        .header_raw("Auto-Submitted")
+        .map(|v| v.trim().to_ascii_lowercase())
+        .filter(|v| !v.is_empty() && v != "no")
+        .or_else(|| msg.header_raw("X-Autoreply").map(|_| "x-autoreply".to_string()));
     let precedence = msg.header_raw("Precedence").map(|v| v.trim().to_ascii_lowercase()).filter(|v| !v.is_empty());
     let return_path = msg
         .header_raw("Return-Path")
@@ -341,6 +349,7 @@ pub fn parse(raw: &[u8]) -> Mail {
         subject,
         date,
         list_id,
+        list_copy,
         auto_submitted,
         precedence,
         return_path,
@@ -350,6 +359,13 @@ pub fn parse(raw: &[u8]) -> Mail {
         layout: Layout::Rfc822,
         problems,
     }
+}
+
+/// `List-Id`, `List-Post`, `List-Unsubscribe`, ... and vger's
+/// `X-Mailing-List`, in any case.
+fn is_list_header(name: &str) -> bool {
+    let n = name.as_bytes();
+    n.get(..5).is_some_and(|p| p.eq_ignore_ascii_case(b"list-")) || name.eq_ignore_ascii_case("X-Mailing-List")
 }
 
 /// `List-Id: Linux kernel list <linux-kernel.vger.kernel.org>` -> the id.

@@ -36,7 +36,7 @@ use crate::case::{CaseFilter, CaseRecord};
 
 pub use cases::StaleSweep;
 pub use open::schema_version;
-pub use outbox::{MailState, NewMail, OutboxMail, RetestRequest};
+pub use outbox::{Claim, Failure, MailState, NewMail, OutboxMail, RetestRequest, RunRecord};
 pub use read::Reader;
 
 #[derive(Debug, thiserror::Error)]

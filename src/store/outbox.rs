@@ -1,6 +1,14 @@
 //! The outbox and the retest requests: what the bot is to send (written in
 //! the transaction of its cause, once per cause), and what the sender
 //! made of it.
+//!
+//! A sender claims a mail before sending it (`claim_mail`): a claim names
+//! its owner and lapses at a time past the longest a send may take. Rows
+//! with a live claim are no other sender's, so several processes on one
+//! store send each mail once, and a sender killed mid-send leaves its
+//! row to the next one once the claim lapses. Only the owner of a claim
+//! marks the row sent or failed. The `runs` table lets each `run` see the
+//! others.
 
 use sqlx::sqlite::{SqliteConnection, SqliteRow};
 use sqlx::{AssertSqlSafe, Row};
@@ -74,6 +82,41 @@ pub struct OutboxMail {
     pub next_attempt_at: i64,
     pub sent_at: Option<i64>,
     pub last_error: Option<String>,
+    /// Why the last try failed: no server took it, or the mail was refused.
+    pub failure: Option<Failure>,
+    /// Who is sending it, and until when the claim holds.
+    pub claimed_by: Option<String>,
+    pub claimed_until: Option<i64>,
+}
+
+/// Why a mail could not be sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Failure {
+    /// No server took it (none answered, or it said it is unavailable):
+    /// it goes as soon as one answers, whatever its backoff says.
+    Server,
+    /// The server, the retest program or the dry-run folder refused this
+    /// mail: it waits out its own backoff.
+    Mail,
+}
+
+impl Failure {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Failure::Server => "server",
+            Failure::Mail => "mail",
+        }
+    }
+}
+
+/// Another `run` on the store, as `runs` has it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunRecord {
+    pub owner: String,
+    pub host: String,
+    pub pid: i64,
+    pub started_at: i64,
+    pub seen_at: i64,
 }
 
 /// A retest the bot asked for.
@@ -90,13 +133,20 @@ pub struct RetestRequest {
 }
 
 const MAIL_COLUMNS: &str = "id, cause, kind, case_id, message_id, recipients, sender, subject, created_at, state, \
-     attempts, next_attempt_at, sent_at, last_error";
+     attempts, next_attempt_at, sent_at, last_error, failure, claimed_by, claimed_until";
 
 fn mail(row: &SqliteRow, with_raw: bool) -> Result<OutboxMail, StoreError> {
     let g = |e| StoreError::Query { what: "read the outbox", source: e };
     let recipients: String = row.try_get("recipients").map_err(g)?;
     let state: String = row.try_get("state").map_err(g)?;
     let case: Option<i64> = row.try_get("case_id").map_err(g)?;
+    let failure: Option<String> = row.try_get("failure").map_err(g)?;
+    let failure = match failure.as_deref() {
+        None => None,
+        Some("server") => Some(Failure::Server),
+        Some("mail") => Some(Failure::Mail),
+        Some(other) => return Err(StoreError::Corrupt(format!("outbox failure {other:?}"))),
+    };
     Ok(OutboxMail {
         id: row.try_get("id").map_err(g)?,
         cause: row.try_get("cause").map_err(g)?,
@@ -113,6 +163,9 @@ fn mail(row: &SqliteRow, with_raw: bool) -> Result<OutboxMail, StoreError> {
         next_attempt_at: row.try_get("next_attempt_at").map_err(g)?,
         sent_at: row.try_get("sent_at").map_err(g)?,
         last_error: row.try_get("last_error").map_err(g)?,
+        failure,
+        claimed_by: row.try_get("claimed_by").map_err(g)?,
+        claimed_until: row.try_get("claimed_until").map_err(g)?,
     })
 }
 
@@ -334,49 +387,225 @@ impl Store {
         rows.iter().map(|r| mail(r, true)).collect()
     }
 
-    /// When the next unsent mail is due, if any.
+    /// When the next unsent mail is due, if any: a mail another sender
+    /// has claimed is due when the claim lapses.
     pub async fn next_mail_due(&mut self) -> Result<Option<i64>, StoreError> {
-        sqlx::query("SELECT MIN(next_attempt_at) FROM outbox WHERE state <> 'sent'")
-            .fetch_one(&mut self.conn)
-            .await
-            .and_then(|r| r.try_get(0))
-            .map_err(err("read the outbox"))
-    }
-
-    /// Adds an event no message caused (the bot's own doings) to a case,
-    /// and replays the case.
-    pub async fn record_event(&mut self, case: CaseId, e: &crate::case::Event) -> Result<(), StoreError> {
-        let mut tx = self.begin().await?;
-        tx.add_event(case, e).await?;
-        tx.replay(case).await?;
-        tx.commit().await
-    }
-
-    pub async fn mark_sent(&mut self, id: i64, at: i64) -> Result<(), StoreError> {
         sqlx::query(
-            "UPDATE outbox SET state = 'sent', sent_at = $2, attempts = attempts + 1, last_error = NULL WHERE id = $1",
+            "SELECT MIN(CASE WHEN claimed_until > next_attempt_at THEN claimed_until ELSE next_attempt_at END) \
+             FROM outbox WHERE state <> 'sent'",
+        )
+        .fetch_one(&mut self.conn)
+        .await
+        .and_then(|r| r.try_get(0))
+        .map_err(err("read the outbox"))
+    }
+
+    /// Claims for `claim.owner` the oldest mail due at `due` that no live
+    /// claim holds (with `probe`, when none is, the oldest that waits for
+    /// a server), with its bytes. A row another sender claims first is
+    /// left to it: each is claimed by one conditional UPDATE, which both
+    /// SQLite (one writer) and PostgreSQL (the condition is checked again
+    /// on a row a concurrent transaction changed) make exclusive.
+    pub async fn claim_mail(&mut self, claim: &Claim, due: i64, probe: bool) -> Result<Option<OutboxMail>, StoreError> {
+        const FREE: &str = "state <> 'sent' AND (claimed_until IS NULL OR claimed_until <= $1)";
+        loop {
+            let mut ids = self.candidates(&format!("{FREE} AND next_attempt_at <= $2"), &[claim.now, due]).await?;
+            if ids.is_empty() && probe {
+                ids = self.candidates(&format!("{FREE} AND failure = 'server'"), &[claim.now]).await?;
+            }
+            if ids.is_empty() {
+                return Ok(None);
+            }
+            for id in ids {
+                let r = sqlx::query(AssertSqlSafe(format!(
+                    "UPDATE outbox SET claimed_by = $3, \
+                     claimed_until = CASE WHEN kind = 'retest-command' THEN $4 ELSE $5 END WHERE id = $2 AND {FREE}"
+                )))
+                .bind(claim.now)
+                .bind(id)
+                .bind(&claim.owner)
+                .bind(claim.now.saturating_add(claim.command_lease))
+                .bind(claim.now.saturating_add(claim.mail_lease))
+                .execute(&mut self.conn)
+                .await
+                .map_err(err("claim a mail"))?;
+                if r.rows_affected() == 1 {
+                    let sql = format!("SELECT {MAIL_COLUMNS}, raw FROM outbox WHERE id = $1");
+                    let row = sqlx::query(AssertSqlSafe(sql))
+                        .bind(id)
+                        .fetch_one(&mut self.conn)
+                        .await
+                        .map_err(err("read the outbox"))?;
+                    return mail(&row, true).map(Some);
+                }
+            }
+            // Every candidate was claimed by another sender meanwhile:
+            // those claims are live now, so the next look finds others.
+        }
+    }
+
+    /// A few mails matching `cond` (its parameters `binds`), oldest first.
+    async fn candidates(&mut self, cond: &str, binds: &[i64]) -> Result<Vec<i64>, StoreError> {
+        let sql = format!("SELECT id FROM outbox WHERE {cond} ORDER BY id LIMIT 8");
+        let mut q = sqlx::query(AssertSqlSafe(sql));
+        for b in binds {
+            q = q.bind(*b);
+        }
+        let rows = q.fetch_all(&mut self.conn).await.map_err(err("read the outbox"))?;
+        rows.iter().map(|r| r.try_get(0).map_err(err("read the outbox"))).collect()
+    }
+
+    /// Whether some mail waits for a server that did not take it.
+    pub async fn waits_for_server(&mut self) -> Result<bool, StoreError> {
+        let row = sqlx::query("SELECT 1 FROM outbox WHERE state = 'failing' AND failure = 'server' LIMIT 1")
+            .fetch_optional(&mut self.conn)
+            .await
+            .map_err(err("read the outbox"))?;
+        Ok(row.is_some())
+    }
+
+    /// A server took a mail: every mail that waited for one is due now.
+    /// Returns how many.
+    pub async fn server_answers(&mut self, now: i64) -> Result<u64, StoreError> {
+        let r = sqlx::query(
+            "UPDATE outbox SET next_attempt_at = $1 WHERE state = 'failing' AND failure = 'server' AND next_attempt_at > $1",
+        )
+        .bind(now)
+        .execute(&mut self.conn)
+        .await
+        .map_err(err("update the outbox"))?;
+        Ok(r.rows_affected())
+    }
+
+    /// Marks a mail `owner` claimed sent, and records `event` (what the
+    /// sending did to its case) in the same transaction. False when the
+    /// claim was no longer `owner`'s (it lapsed and another took it):
+    /// nothing is written then.
+    pub async fn mark_sent(
+        &mut self,
+        id: i64,
+        owner: &str,
+        at: i64,
+        event: Option<(CaseId, &crate::case::Event)>,
+    ) -> Result<bool, StoreError> {
+        let mut tx = self.begin().await?;
+        let r = sqlx::query(
+            "UPDATE outbox SET state = 'sent', sent_at = $2, attempts = attempts + 1, last_error = NULL, failure = NULL, \
+             claimed_by = NULL, claimed_until = NULL WHERE id = $1 AND claimed_by = $3",
         )
         .bind(id)
         .bind(at)
-        .execute(&mut self.conn)
+        .bind(owner)
+        .execute(&mut *tx.tx)
         .await
         .map_err(err("mark a mail sent"))?;
-        Ok(())
+        if r.rows_affected() == 0 {
+            return Ok(false);
+        }
+        if let Some((case, e)) = event {
+            tx.add_event(case, e).await?;
+            tx.replay(case).await?;
+        }
+        tx.commit().await?;
+        Ok(true)
     }
 
-    pub async fn mark_failed(&mut self, id: i64, error: &str, next_attempt_at: i64) -> Result<(), StoreError> {
-        sqlx::query(
-            "UPDATE outbox SET state = 'failing', attempts = attempts + 1, last_error = $2, next_attempt_at = $3 \
-             WHERE id = $1",
+    /// Marks a mail `owner` claimed failing, to be tried again at
+    /// `next_attempt_at` (or when a server answers, for
+    /// [`Failure::Server`]); false when the claim was no longer `owner`'s.
+    pub async fn mark_failed(
+        &mut self,
+        id: i64,
+        owner: &str,
+        error: &str,
+        failure: Failure,
+        next_attempt_at: i64,
+    ) -> Result<bool, StoreError> {
+        let r = sqlx::query(
+            "UPDATE outbox SET state = 'failing', attempts = attempts + 1, last_error = $2, next_attempt_at = $3, \
+             failure = $4, claimed_by = NULL, claimed_until = NULL WHERE id = $1 AND claimed_by = $5",
         )
         .bind(id)
         .bind(error)
         .bind(next_attempt_at)
+        .bind(failure.as_str())
+        .bind(owner)
         .execute(&mut self.conn)
         .await
         .map_err(err("mark a mail failing"))?;
+        Ok(r.rows_affected() > 0)
+    }
+
+    /// Records that the `run` `me` uses the store (forgetting runs not
+    /// seen since `gone_before`: killed ones), and returns the others.
+    pub async fn register_run(&mut self, me: &RunRecord, gone_before: i64) -> Result<Vec<RunRecord>, StoreError> {
+        let mut tx = self.begin().await?;
+        sqlx::query("DELETE FROM runs WHERE seen_at < $1 OR owner = $2")
+            .bind(gone_before)
+            .bind(&me.owner)
+            .execute(&mut *tx.tx)
+            .await
+            .map_err(err("record the run"))?;
+        sqlx::query("INSERT INTO runs (owner, host, pid, started_at, seen_at) VALUES ($1, $2, $3, $4, $5)")
+            .bind(&me.owner)
+            .bind(&me.host)
+            .bind(me.pid)
+            .bind(me.started_at)
+            .bind(me.seen_at)
+            .execute(&mut *tx.tx)
+            .await
+            .map_err(err("record the run"))?;
+        let rows =
+            sqlx::query("SELECT owner, host, pid, started_at, seen_at FROM runs WHERE owner <> $1 ORDER BY started_at")
+                .bind(&me.owner)
+                .fetch_all(&mut *tx.tx)
+                .await
+                .map_err(err("read the runs"))?;
+        tx.commit().await?;
+        let g = |e| StoreError::Query { what: "read the runs", source: e };
+        rows.iter()
+            .map(|r| {
+                Ok(RunRecord {
+                    owner: r.try_get(0).map_err(g)?,
+                    host: r.try_get(1).map_err(g)?,
+                    pid: r.try_get(2).map_err(g)?,
+                    started_at: r.try_get(3).map_err(g)?,
+                    seen_at: r.try_get(4).map_err(g)?,
+                })
+            })
+            .collect()
+    }
+
+    /// A `run` is still there.
+    pub async fn touch_run(&mut self, owner: &str, now: i64) -> Result<(), StoreError> {
+        sqlx::query("UPDATE runs SET seen_at = $2 WHERE owner = $1")
+            .bind(owner)
+            .bind(now)
+            .execute(&mut self.conn)
+            .await
+            .map_err(err("record the run"))?;
         Ok(())
     }
+
+    /// A `run` ended.
+    pub async fn end_run(&mut self, owner: &str) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM runs WHERE owner = $1")
+            .bind(owner)
+            .execute(&mut self.conn)
+            .await
+            .map_err(err("record the run"))?;
+        Ok(())
+    }
+}
+
+/// Who claims a mail, when, and for how long: long enough for one send
+/// of the kind (the retest program has its own timeout).
+#[derive(Clone, Debug)]
+pub struct Claim {
+    pub owner: String,
+    pub now: i64,
+    pub mail_lease: i64,
+    pub command_lease: i64,
 }
 
 /// Every mail of the outbox, newest first, without bytes.

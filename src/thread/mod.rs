@@ -26,6 +26,8 @@ pub struct Safety {
     /// `Auto-Submitted` says anything but `no`.
     pub auto_submitted: bool,
     pub precedence: Option<String>,
+    /// A mailing list delivered it (`List-*` headers).
+    pub list_copy: bool,
     /// Empty for a bounce.
     pub return_path: Option<String>,
     pub delivery_report: bool,
@@ -156,6 +158,7 @@ impl Incoming {
             safety: Safety {
                 auto_submitted: mail.auto_submitted.is_some(),
                 precedence: mail.precedence.clone(),
+                list_copy: mail.list_copy,
                 return_path: mail.return_path.clone(),
                 delivery_report: mail.delivery_report,
             },

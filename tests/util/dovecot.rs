@@ -13,7 +13,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The users, each with the password `<user>pass`.
-pub const USERS: &[&str] = &["bot", "alice", "lkp", "boss", "stranger", "author"];
+pub const USERS: &[&str] = &["bot", "list", "alice", "lkp", "boss", "stranger", "author"];
 
 pub struct Dovecot {
     pub dir: tempfile::TempDir,

@@ -21,18 +21,24 @@ impl Postfix {
     /// `None` (and a note) when Postfix is not installed, a panic when
     /// `LKPBOT_REQUIRE_SERVERS` says it must be.
     pub fn start(lmtp: u16) -> Option<Postfix> {
+        Postfix::start_with(lmtp, "")
+    }
+
+    /// The same, with `main_cf` added to its `main.cf` (e.g. a `sleep`
+    /// restriction that holds a client mid-transaction).
+    pub fn start_with(lmtp: u16, main_cf: &str) -> Option<Postfix> {
         if !have("postfix") {
             return None;
         }
         let dir = tempfile::tempdir().unwrap();
         let p = Postfix { dir, smtp_port: free_port(), running: false };
-        p.write_config(lmtp);
+        p.write_config(lmtp, main_cf);
         let mut p = p;
         p.resume();
         Some(p)
     }
 
-    fn write_config(&self, lmtp: u16) {
+    fn write_config(&self, lmtp: u16, extra: &str) {
         let d = self.dir.path();
         for sub in ["etc", "spool", "data"] {
             std::fs::create_dir_all(d.join(sub)).unwrap();
@@ -47,7 +53,7 @@ impl Postfix {
              local_recipient_maps =\nalias_maps =\nalias_database =\nmynetworks = 127.0.0.0/8\n\
              smtpd_relay_restrictions = permit_mynetworks, reject\nrelay_domains =\n\
              default_transport = lmtp:inet:127.0.0.1:{lmtp}\nrelay_transport = lmtp:inet:127.0.0.1:{lmtp}\n\
-             smtputf8_enable = no\nbiff = no\nqueue_run_delay = 1s\nminimal_backoff_time = 1s\nmaximal_backoff_time = 2s\n"
+             smtputf8_enable = no\nbiff = no\nqueue_run_delay = 1s\nminimal_backoff_time = 1s\nmaximal_backoff_time = 2s\n{extra}"
         );
         let master = format!(
             "127.0.0.1:{port} inet n - n - - smtpd\n\
