@@ -25,9 +25,10 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use lkpbot::case::CaseFilter;
 use lkpbot::classify::ClassifyConfig;
 use lkpbot::engine::{Engine, Settings};
-use lkpbot::store::{CaseFilter, Reader, Store};
+use lkpbot::store::{Reader, Store};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 

@@ -13,9 +13,9 @@ use std::time::Duration;
 
 use lettre::{AsyncSmtpTransport, AsyncTransport, Tokio1Executor};
 
+use crate::case::{Event, EventKind};
 use crate::config::{Config, ConfigError, Tls};
 use crate::store::{Claim, Failure, OutboxMail, Store, StoreError};
-use crate::thread::{Event, EventKind};
 
 /// The longest wait between tries of a failing mail.
 const MAX_RETRY: i64 = 3600;

@@ -10,10 +10,9 @@
 
 use serde::Serialize;
 
+use crate::case::{CaseKind, CaseRecord, CaseState, EventKind, SubscriptionFilter, replay};
 use crate::classify::json::rfc3339;
-use crate::store::CaseRecord;
 use crate::text::cut;
-use crate::thread::{CaseKind, CaseState, EventKind, replay};
 
 /// Entries listed per section; the rest are counted.
 pub const SECTION_LIMIT: usize = 10;
@@ -51,99 +50,6 @@ impl Week {
         let t = d.to_zoned(jiff::tz::TimeZone::UTC).ok()?.timestamp().as_second();
         Some(Week::containing(t))
     }
-}
-
-/// Which cases a subscriber wants. Empty: all.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct Filter {
-    pub tree: Option<String>,
-    /// A subsystem tag of the report's subject (`mm` for `[mm]`).
-    pub tag: Option<String>,
-    pub testcase: Option<String>,
-    /// At least this |change| (percent).
-    pub min_change: Option<f64>,
-    /// Only cases the subscriber is in (From/To/Cc of the report or a
-    /// reply).
-    pub mine: bool,
-}
-
-impl Filter {
-    /// `tree:linus tag:mm testcase:stress-ng min:5 mine`, any of them.
-    pub fn parse(text: &str) -> Result<Filter, String> {
-        let mut f = Filter::default();
-        for word in text.split_whitespace() {
-            match word.split_once(':') {
-                Some(("tree", v)) if !v.is_empty() => f.tree = Some(v.to_lowercase()),
-                Some(("tag", v)) if !v.is_empty() => f.tag = Some(v.trim_matches(['[', ']']).to_lowercase()),
-                Some(("testcase", v)) if !v.is_empty() => f.testcase = Some(v.to_string()),
-                Some(("min", v)) => {
-                    let n: f64 =
-                        v.trim_end_matches('%').parse().map_err(|_| format!("\"{word}\": min needs a number"))?;
-                    f.min_change = Some(n.abs());
-                }
-                None if word.eq_ignore_ascii_case("mine") => f.mine = true,
-                None if word.eq_ignore_ascii_case("all") => {}
-                _ => {
-                    return Err(format!(
-                        "\"{word}\" is not a filter (tree:NAME tag:NAME testcase:NAME min:PERCENT mine)"
-                    ));
-                }
-            }
-        }
-        Ok(f)
-    }
-
-    /// The filter in the words [`Filter::parse`] reads; `all` when empty.
-    pub fn describe(&self) -> String {
-        let mut parts = Vec::new();
-        if let Some(t) = &self.tree {
-            parts.push(format!("tree:{t}"));
-        }
-        if let Some(t) = &self.tag {
-            parts.push(format!("tag:{t}"));
-        }
-        if let Some(t) = &self.testcase {
-            parts.push(format!("testcase:{t}"));
-        }
-        if let Some(m) = self.min_change {
-            parts.push(format!("min:{m}"));
-        }
-        if self.mine {
-            parts.push("mine".into());
-        }
-        if parts.is_empty() { "all".into() } else { parts.join(" ") }
-    }
-
-    fn matches(&self, c: &CaseRecord, who: &str) -> bool {
-        let f = &c.view.facts;
-        self.tree.as_ref().is_none_or(|t| f.tree.as_deref().is_some_and(|x| x.eq_ignore_ascii_case(t)))
-            && self.tag.as_ref().is_none_or(|t| tags(&f.title).iter().any(|x| x == t))
-            && self.testcase.as_ref().is_none_or(|t| f.testcase.as_deref() == Some(t.as_str()))
-            && self.min_change.is_none_or(|m| f.change_pct.is_some_and(|p| p.abs() >= m))
-            && (!self.mine || participants(c).iter().any(|p| p.eq_ignore_ascii_case(who)))
-    }
-}
-
-/// The bracketed tags of a subject that are not a tree (`[linus:master]`)
-/// nor a robot marker: `[mm]`, `[memcg]`.
-pub fn tags(subject: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut rest = subject;
-    while let Some(i) = rest.find('[') {
-        let Some(j) = rest[i..].find(']') else { break };
-        let tag = rest[i + 1..i + j].trim().to_lowercase();
-        rest = &rest[i + j + 1..];
-        if !tag.is_empty() && !tag.contains(':') && !tag.contains(' ') && !matches!(tag.as_str(), "lkp" | "lkp-robot") {
-            out.push(tag);
-        }
-    }
-    out
-}
-
-/// Everyone a case's mail was from or to, as far as the store knows: the
-/// report's addressees and the senders of its messages.
-fn participants(c: &CaseRecord) -> Vec<String> {
-    c.view.facts.report_to.iter().cloned().chain(c.messages.iter().filter_map(|m| m.from.clone())).collect()
 }
 
 /// One case as the digest lists it.
@@ -253,7 +159,7 @@ pub fn model(
     week: &Week,
     stale_days: i64,
     archive_url: &str,
-    filter: Option<(&Filter, &str)>,
+    filter: Option<(&SubscriptionFilter, &str)>,
 ) -> Model {
     let mut m = Model {
         week: week.clone(),
@@ -278,11 +184,11 @@ pub fn model(
         }
         // The case as it stood at the end of the week: its events then,
         // and the stale marks its activity up to then implies.
-        let mut events: Vec<crate::thread::Event> =
+        let mut events: Vec<crate::case::Event> =
             c.events.iter().filter(|e| e.at < week.end && e.kind != EventKind::Stale).cloned().collect();
         if stale_days > 0 {
-            for t in crate::thread::stale_times(f.kind, &events, week.end, stale_days) {
-                events.push(crate::thread::Event::new(t, EventKind::Stale, None));
+            for t in crate::case::stale_times(f.kind, &events, week.end, stale_days) {
+                events.push(crate::case::Event::new(t, EventKind::Stale, None));
             }
         }
         let (progress, _) = replay(f.kind, &events);
@@ -503,20 +409,5 @@ mod tests {
         // Friday 17:00.
         assert_eq!(due_week(monday.start + 4 * DAY + 16 * 3600, 4, 17), None);
         assert_eq!(due_week(monday.start + 4 * DAY + 17 * 3600, 4, 17).unwrap().name, "2026-W20");
-    }
-
-    #[test]
-    fn filters_read_and_say() {
-        let f = Filter::parse("tree:Linus tag:[mm] testcase:stress-ng min:5% mine").unwrap();
-        assert_eq!(f.describe(), "tree:linus tag:mm testcase:stress-ng min:5 mine");
-        assert_eq!(Filter::parse("").unwrap().describe(), "all");
-        assert!(Filter::parse("colour:blue").is_err());
-        assert!(Filter::parse("min:lots").is_err());
-    }
-
-    #[test]
-    fn subject_tags() {
-        assert_eq!(tags("[linus:master] [mm]  01b9da291c: x 67.7% regression"), ["mm"]);
-        assert_eq!(tags("[LKP] [memcg] [PATCH v2] x"), ["memcg"]);
     }
 }

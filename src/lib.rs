@@ -9,6 +9,7 @@
 
 pub mod act;
 pub mod auth;
+pub mod case;
 pub mod classify;
 pub mod cli;
 pub mod commands;

@@ -6,8 +6,9 @@
 //! writing it again gives the same message. Pure.
 
 use crate::act::policy::{Outcome, Response};
+use crate::case::CaseView;
 use crate::model::MessageId;
-use crate::thread::{CaseView, Incoming};
+use crate::thread::Incoming;
 
 /// Lines of what the bot writes are at most this long.
 pub const WIDTH: usize = 78;

@@ -8,10 +8,10 @@ use serde_json::{Map, Value, json};
 
 use crate::text::cut;
 
+use crate::case::CaseRecord;
+use crate::case::{CaseKind, Event, replay};
 use crate::classify::json::rfc3339;
 use crate::model::{Auth, AuthMethod, MessageId};
-use crate::store::CaseRecord;
-use crate::thread::{CaseKind, Event, replay};
 
 /// Where a message is archived.
 pub const ARCHIVE_BASE: &str = "https://lore.kernel.org/r/";
@@ -96,7 +96,7 @@ pub fn case_json(c: &CaseRecord) -> Value {
 
 /// One fix column of a retest result: where it was sent, then the column
 /// as extracted (`fix`, `base`, `bad`, `metric`, `values`, `verdict`, ...).
-fn retest_json(r: &crate::store::CaseRetest) -> Value {
+fn retest_json(r: &crate::case::CaseRetest) -> Value {
     let mut o = Map::new();
     o.insert("message_id".into(), json!(r.message_id));
     o.insert("link".into(), Value::String(archive_link(&r.message_id)));
@@ -108,48 +108,6 @@ fn retest_json(r: &crate::store::CaseRetest) -> Value {
         o.insert("verdict".into(), json!(r.verdict.map(|v| v.as_str())));
     }
     Value::Object(o)
-}
-
-/// One outgoing mail as `outbox --json` prints it.
-pub fn mail_json(m: &crate::store::OutboxMail) -> Value {
-    json!({
-        "id": m.id,
-        "state": m.state.as_str(),
-        "kind": m.kind,
-        "case": m.case.map(|c| c.0),
-        "message_id": m.message_id,
-        "to": m.recipients,
-        "subject": m.subject,
-        "created_at": rfc3339(m.created_at),
-        "attempts": m.attempts,
-        "next_attempt_at": rfc3339(m.next_attempt_at),
-        "sent_at": m.sent_at.map(rfc3339),
-        "last_error": m.last_error,
-        "failure": m.failure.map(|f| f.as_str()),
-        "claimed_by": m.claimed_by,
-        "claimed_until": m.claimed_until.map(rfc3339),
-    })
-}
-
-/// The `outbox` table: id, state, kind, case, recipients, subject, and
-/// why a failing mail failed.
-pub fn outbox_table(mails: &[crate::store::OutboxMail]) -> String {
-    let mut out = format!("{:>5}  {:<8}  {:<15}  {:>5}  {:<30}  {}\n", "ID", "STATE", "KIND", "CASE", "TO", "SUBJECT");
-    for m in mails {
-        out.push_str(&format!(
-            "{:>5}  {:<8}  {:<15}  {:>5}  {:<30}  {}\n",
-            m.id,
-            m.state.as_str(),
-            m.kind,
-            m.case.map_or("-".into(), |c| c.0.to_string()),
-            cut(&m.recipients.join(" "), 30),
-            cut(&m.subject, 70),
-        ));
-        if let Some(e) = &m.last_error {
-            out.push_str(&format!("       {} tries; last: {}\n", m.attempts, cut(e, 100)));
-        }
-    }
-    out
 }
 
 /// `5h`, `12d`, `3y`: how long ago, coarsely.

@@ -382,7 +382,7 @@ fn the_result_is_kept_when_a_message_is_threaded_again() {
             let mut engine = lkpbot::engine::Engine::new(store, settings);
             engine.push(lkpbot::engine::Envelope::new(report().into_bytes(), NOW)).await.unwrap();
             engine.finish().await.unwrap();
-            let cases = engine.store().cases(lkpbot::store::CaseFilter::All, true).await.unwrap();
+            let cases = engine.store().cases(lkpbot::case::CaseFilter::All, true).await.unwrap();
             assert_eq!(cases.len(), 1);
             let m = cases[0].messages.iter().find(|m| m.message_id.as_str() == "early@example.org").unwrap();
             assert_eq!(m.auth.label(), "dkim:example.org", "{m:?}");

@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use lkpbot::store::{CaseFilter, Store};
+use lkpbot::case::CaseFilter;
+use lkpbot::store::Store;
 
 use crate::order::{canonical, first_difference, import_parts};
 use crate::thread::{block_on, fixture_messages};

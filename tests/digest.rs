@@ -5,9 +5,11 @@
 use std::path::Path;
 use std::process::Command;
 
-use lkpbot::digest::{self, Filter, Week};
+use lkpbot::case::SubscriptionFilter;
+use lkpbot::case::{CaseFilter, CaseRecord};
+use lkpbot::digest::{self, Week};
 use lkpbot::engine::Engine;
-use lkpbot::store::{CaseFilter, CaseRecord, Store};
+use lkpbot::store::Store;
 
 use crate::thread::{NOW, block_on, engine, env, fixture_messages};
 use crate::util;
@@ -26,7 +28,7 @@ fn fixture_cases() -> Vec<CaseRecord> {
     })
 }
 
-fn text_of(cases: &[CaseRecord], date: &str, filter: Option<(&Filter, &str)>) -> String {
+fn text_of(cases: &[CaseRecord], date: &str, filter: Option<(&SubscriptionFilter, &str)>) -> String {
     let week = Week::of_date(date).unwrap();
     let m = digest::model(cases, &week, 30, "https://lore.kernel.org/r/", filter);
     format!("Subject: {}\n\n{}", digest::subject(&m), digest::render(&m, "lkpbot", "`lkpbot cases` lists them all"))
@@ -89,16 +91,16 @@ fn a_quiet_week() {
 #[test]
 fn a_filtered_subscriber() {
     let cases = fixture_cases();
-    let big = Filter::parse("min:20").unwrap();
+    let big = SubscriptionFilter::parse("min:20").unwrap();
     let text = text_of(&cases, "2026-04-08", Some((&big, "someone@example.org")));
     assert!(!text.contains("-12.5%"), "{text}");
     check("2026-W15-min-20", &text);
     let week = Week::of_date("2026-04-08").unwrap();
-    let none = Filter::parse("tree:no-such-tree").unwrap();
+    let none = SubscriptionFilter::parse("tree:no-such-tree").unwrap();
     assert!(digest::model(&cases, &week, 30, "x", Some((&none, "someone@example.org"))).is_empty());
     // "mine": the cases whose report was sent to, or whose thread has a
     // message from, the subscriber.
-    let mine = Filter::parse("mine").unwrap();
+    let mine = SubscriptionFilter::parse("mine").unwrap();
     let m = digest::model(&cases, &week, 30, "x", Some((&mine, "ada@example.org")));
     assert!(
         !m.is_empty()

@@ -8,10 +8,11 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
 
+use lkpbot::case::CaseState;
+use lkpbot::case::{CaseFilter, CaseRecord};
 use lkpbot::engine::IngestStats;
 use lkpbot::model::{MessageId, Verdict};
-use lkpbot::store::{CaseFilter, CaseRecord, Store};
-use lkpbot::thread::CaseState;
+use lkpbot::store::Store;
 
 use crate::thread::{NOW, block_on, engine};
 use crate::util;

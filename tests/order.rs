@@ -10,7 +10,8 @@ use std::path::Path;
 
 use proptest::prelude::*;
 
-use lkpbot::store::{CaseFilter, CaseRecord, Store};
+use lkpbot::case::{CaseFilter, CaseRecord};
+use lkpbot::store::Store;
 
 use crate::thread::{block_on, engine, env, fixture_messages};
 use crate::util;

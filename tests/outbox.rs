@@ -19,10 +19,22 @@ use crate::util::postfix::Postfix;
 
 const LIST_PASSWORD_ENV: &str = "LKPBOT_TEST_LIST_PASSWORD";
 
+/// A running `lkpbot run`, killed if the test ends without stopping it.
+struct Bot(Option<Child>);
+
+impl Drop for Bot {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.0.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
 /// `lkpbot run` with `cfg`, logging at `log` (`RUST_LOG` `filter`).
-fn spawn(cfg: &Path, log: &Path, filter: &str) -> Child {
+fn spawn(cfg: &Path, log: &Path, filter: &str) -> Bot {
     let log = std::fs::File::create(log).unwrap();
-    Command::new(env!("CARGO_BIN_EXE_lkpbot"))
+    let child = Command::new(env!("CARGO_BIN_EXE_lkpbot"))
         .arg("--config")
         .arg(cfg)
         .arg("run")
@@ -32,10 +44,14 @@ fn spawn(cfg: &Path, log: &Path, filter: &str) -> Child {
         .stdout(Stdio::null())
         .stderr(log)
         .spawn()
-        .unwrap()
+        .unwrap();
+    Bot(Some(child))
 }
 
-fn terminate(mut child: Child) {
+/// Stops a bot with SIGTERM, as a service manager does: it must end
+/// cleanly.
+fn terminate(mut bot: Bot) {
+    let mut child = bot.0.take().unwrap();
     let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
     let deadline = Instant::now() + Duration::from_secs(20);
     while child.try_wait().unwrap().is_none() {
@@ -116,13 +132,12 @@ fn a_sender_killed_mid_send_neither_loses_nor_doubles_its_mail() {
     std::fs::write(&s.cfg, text).unwrap();
     s.d.append("bot", &[report(), reply("kill1@example.org", "Alice <alice@example.org>", "", "#lkp status", 60)]);
     let log = s.dir.path().join("first.log");
-    let mut first = spawn(&s.cfg, &log, "info,lkpbot::deliver=debug");
+    let first = spawn(&s.cfg, &log, "info,lkpbot::deliver=debug");
     wait_until("the bot sending", Duration::from_secs(20), || {
         std::fs::read_to_string(&log).unwrap_or_default().contains("sending")
     });
     std::thread::sleep(Duration::from_millis(800));
-    first.kill().unwrap();
-    first.wait().unwrap();
+    drop(first); // SIGKILL, with the SMTP transaction open
     let outbox = s.outbox();
     assert_eq!(outbox.len(), 1, "{outbox:?}");
     assert_eq!(outbox[0]["state"], "queued", "{outbox:?}");

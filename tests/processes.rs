@@ -7,7 +7,8 @@
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
-use lkpbot::store::{CaseFilter, Store};
+use lkpbot::case::CaseFilter;
+use lkpbot::store::Store;
 
 use crate::order::{canonical, first_difference, import_parts};
 use crate::thread::{block_on, engine, env, fixture_messages};

@@ -448,8 +448,8 @@ fn unanswered_requests_are_reminded_once_then_time_out() {
         engine.remind(t0 + 9 * 86_400, 7).await.unwrap();
         engine.remind(t0 + 16 * 86_400, 7).await.unwrap();
         assert_eq!(kinds(&mut engine).await.len(), 3, "a second reminder");
-        let cases = engine.store().cases(lkpbot::store::CaseFilter::All, true).await.unwrap();
-        assert!(cases[0].events.iter().any(|e| e.kind == lkpbot::thread::EventKind::RetestTimedOut));
+        let cases = engine.store().cases(lkpbot::case::CaseFilter::All, true).await.unwrap();
+        assert!(cases[0].events.iter().any(|e| e.kind == lkpbot::case::EventKind::RetestTimedOut));
     });
 }
 

@@ -193,7 +193,7 @@ fn stale_marks_are_kept_not_rewritten() {
             engine.push(crate::thread::env(m)).await.unwrap();
         }
         engine.finish().await.unwrap();
-        let last = engine.store().cases(lkpbot::store::CaseFilter::All, true).await.unwrap()[0].updated_at;
+        let last = engine.store().cases(lkpbot::case::CaseFilter::All, true).await.unwrap()[0].updated_at;
         drop(engine);
         // Each sweep by an engine of its own, as a later run would.
         let sweep = |now| {

@@ -6,11 +6,12 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use lkpbot::case::{CaseFilter, CaseRecord};
+use lkpbot::case::{CaseKind, CaseState, EventKind, Relation, Strategy};
 use lkpbot::classify::ClassifyConfig;
 use lkpbot::engine::{Engine, Envelope, IngestStats, Settings};
 use lkpbot::model::Verdict;
-use lkpbot::store::{CaseFilter, CaseRecord, Store};
-use lkpbot::thread::{CaseKind, CaseState, EventKind, Relation, Strategy};
+use lkpbot::store::Store;
 
 use crate::util;
 

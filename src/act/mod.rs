@@ -16,9 +16,10 @@
 
 pub mod policy;
 
+use crate::case::{CaseView, Event, EventKind};
 use crate::classify::{ClassifyConfig, Kind};
 use crate::commands::{Command, CommandLine};
-use crate::thread::{Attachment, CaseView, Decision, Event, EventKind, Incoming};
+use crate::thread::{Attachment, Decision, Incoming};
 
 /// Who may do what.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -127,9 +128,9 @@ pub fn command_events(m: &Incoming, case: &CaseView, policy: &Policy, at: i64) -
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::case::{CaseFacts, CaseId, CaseKind, CaseState};
     use crate::commands;
     use crate::model::MessageId;
-    use crate::thread::{CaseFacts, CaseId, CaseKind, CaseState};
 
     fn case() -> CaseView {
         CaseView {
@@ -208,7 +209,7 @@ mod tests {
         plain.classified.kind = Kind::Discussion;
         let d = Decision::Attach(vec![Attachment {
             case: CaseId(7),
-            strategy: crate::thread::Strategy::References,
+            strategy: crate::case::Strategy::References,
             events: vec![],
         }]);
         assert_eq!(apply(&plain, d.clone(), &[case()], &Policy::default(), 5), d);

@@ -8,9 +8,10 @@
 //! whether or not the bot answers: history is recorded for every mail,
 //! answers only go to fresh ones.
 
+use crate::case::CaseView;
 use crate::classify::Kind;
 use crate::commands::{self, Command, CommandLine};
-use crate::thread::{CaseView, Incoming};
+use crate::thread::Incoming;
 
 /// The knobs of the rules (from `[bot]` of the config).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -235,10 +236,12 @@ pub fn respond(m: &Incoming, w: &World, rules: &Rules) -> Result<Response, Silen
             (Command::Unknown { verb }, _) => {
                 Outcome::Unknown { verb: verb.clone(), nearest: commands::nearest_verb(verb) }
             }
-            (Command::Subscribe { filter }, _) => match crate::digest::Filter::parse(filter.as_deref().unwrap_or("")) {
-                Ok(f) => Outcome::Subscribed { filter: f.describe() },
-                Err(why) => Outcome::BadFilter { why },
-            },
+            (Command::Subscribe { filter }, _) => {
+                match crate::case::SubscriptionFilter::parse(filter.as_deref().unwrap_or("")) {
+                    Ok(f) => Outcome::Subscribed { filter: f.describe() },
+                    Err(why) => Outcome::BadFilter { why },
+                }
+            }
             (Command::Unsubscribe, _) => Outcome::Unsubscribed,
             (_, None) => Outcome::CaseNotFound,
             (Command::Status, Some(_)) => Outcome::Status,
@@ -284,9 +287,9 @@ fn done_text(c: &Command) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::case::{CaseFacts, CaseId, CaseKind, CaseState};
     use crate::classify::ClassifyConfig;
     use crate::model::MessageId;
-    use crate::thread::{CaseFacts, CaseId, CaseKind, CaseState};
 
     const NOW: i64 = 1_800_000_000;
 

@@ -7,9 +7,13 @@
 
 mod cases;
 mod classify;
+mod digest;
 mod failure;
+mod ingest;
+mod outbox;
 mod run;
 mod serve;
+mod store;
 
 use std::path::PathBuf;
 
@@ -20,8 +24,8 @@ use crate::classify::ClassifyConfig;
 use crate::config::Config;
 use crate::engine::Settings;
 
-pub use cases::summary;
 pub use failure::{Failure, describe};
+pub use ingest::summary;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -178,7 +182,7 @@ pub fn settings(cfg: &Config) -> Settings {
 pub fn digest_plan(cfg: &Config) -> Result<crate::engine::DigestPlan, Failure> {
     let mut subscribers = Vec::new();
     for (i, s) in cfg.digest.subscribers.iter().enumerate() {
-        let f = crate::digest::Filter::parse(&s.filter)
+        let f = crate::case::SubscriptionFilter::parse(&s.filter)
             .map_err(|e| Failure::usage(anyhow::anyhow!("config: digest.subscribers[{i}].filter: {e}")))?;
         subscribers.push((s.address.to_lowercase(), f));
     }
@@ -247,9 +251,9 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
             let settings =
                 if act { acting_settings_with_auth(&cfg, cli.config.as_deref(), now)? } else { settings(&cfg) };
             let send = act.then(|| (cfg.clone(), cli.config.clone().unwrap_or_else(|| PathBuf::from("lkpbot.toml"))));
-            cases::ingest(&db, &paths, settings, send, (days > 0).then_some(days), now())
+            ingest::ingest(&db, &paths, settings, send, (days > 0).then_some(days), now())
         }
-        Command::Outbox { json } => cases::outbox(&db, json),
+        Command::Outbox { json } => outbox::outbox(&db, json),
         Command::Digest { print: _, send, json, date } => {
             let week = match &date {
                 Some(d) => crate::digest::Week::of_date(d)
@@ -262,7 +266,7 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
                 let path = cli.config.clone().unwrap_or_else(|| PathBuf::from("lkpbot.toml"));
                 run::send_digest(&cfg, &path, &db, &week, &plan, now)
             } else {
-                cases::digest(&db, &week, &plan, &cfg.bot, json)
+                digest::digest(&db, &week, &plan, &cfg.bot, json)
             }
         }
         Command::Cases { json, state } => cases::list(&db, &state, json, now()),

@@ -6,8 +6,9 @@ use std::path::Path;
 
 use anyhow::Context;
 
-use super::cases::{open, runtime, summary, write_stdout};
 use super::failure::Failure;
+use super::ingest::summary;
+use super::store::{open, runtime, write_stdout};
 use crate::config::Config;
 use crate::daemon::{self, RunSettings, Shutdown};
 use crate::deliver::Sender;

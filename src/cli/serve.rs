@@ -17,7 +17,7 @@ pub(super) fn serve(db: &Path, listen: &str, archive: &str, clock: fn() -> i64) 
         .build()
         .map_err(|e| Failure::runtime(anyhow::Error::new(e).context("cannot start the async runtime")))?;
     rt.block_on(async {
-        let reader = super::cases::reader(db).await?;
+        let reader = super::store::reader(db).await?;
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .with_context(|| format!("cannot listen on {addr}"))

@@ -14,11 +14,12 @@ use std::collections::BTreeSet;
 
 use super::{Acting, RetestBackend, Settings};
 use crate::act::{self, policy};
+use crate::case::{CaseId, CaseView, Event, EventKind};
 use crate::classify::Kind;
 use crate::classify::outcome::Outcome;
 use crate::render;
 use crate::store::{NewMail, RetestRequest, StoreError, Tx};
-use crate::thread::{CaseId, CaseView, Event, EventKind, Incoming};
+use crate::thread::Incoming;
 
 /// Answers `inc` if it calls for an answer; `cases` are the cases it is
 /// in now, `waiting` says an ancestor has not arrived.
@@ -282,7 +283,7 @@ pub struct DigestPlan {
     pub to: Vec<String>,
     /// Subscribers from the config, with their filters (the store's come
     /// on top).
-    pub subscribers: Vec<(String, crate::digest::Filter)>,
+    pub subscribers: Vec<(String, crate::case::SubscriptionFilter)>,
     pub stale_days: i64,
     /// Where "and N more" points.
     pub more: String,
@@ -309,7 +310,7 @@ pub(super) async fn digests(
     }
     let mut subscribers = plan.subscribers.clone();
     for (address, filter) in tx.subscriptions().await? {
-        match digest::Filter::parse(&filter) {
+        match crate::case::SubscriptionFilter::parse(&filter) {
             Ok(f) => subscribers.push((address, f)),
             Err(e) => tracing::warn!(%address, error = %e, "a subscription's filter cannot be read"),
         }

@@ -34,12 +34,13 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::act::Policy;
+use crate::case::CaseId;
 use crate::classify::{ClassifyConfig, Kind};
 use crate::model::MessageId;
 use crate::source::SourceError;
 pub use crate::source::{Checkpoint, Envelope};
 use crate::store::{StaleSweep, Store, StoreError};
-use crate::thread::{CaseId, keys};
+use crate::thread::keys;
 pub use acting::DigestPlan;
 use pipeline::{Chunk, Item};
 pub use pipeline::{Messages, Opener, Progress, prepare};

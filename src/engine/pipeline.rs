@@ -14,7 +14,7 @@ use crate::classify::{self, ClassifyConfig, Kind};
 use crate::mail;
 use crate::model::MessageId;
 use crate::source::{Checkpoint, Envelope, SourceError};
-use crate::store::rows::{MessageRow, message_row};
+use crate::store::rows::{MAX_SUBJECT, MessageRow};
 use crate::thread::Incoming;
 
 /// A source of messages: opened on the reader thread, then drained.
@@ -199,4 +199,27 @@ pub(super) fn spawn(
     });
     threads.extend(reader.ok());
     (out_rx, threads)
+}
+
+/// The row of a message read at `fetched_at`; `settled` is decided when it
+/// is stored.
+pub fn message_row(m: &Incoming, fetched_at: i64) -> MessageRow {
+    let mut subject = m.subject.clone();
+    if subject.len() > MAX_SUBJECT {
+        let mut cut = MAX_SUBJECT;
+        while !subject.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        subject.truncate(cut);
+    }
+    MessageRow {
+        message_id: m.message_id.to_string(),
+        kind: m.kind().as_str(),
+        subject,
+        from_addr: m.from.clone(),
+        date: m.date,
+        fetched_at,
+        problems: i64::try_from(m.problems.len()).unwrap_or(i64::MAX),
+        settled: false,
+    }
 }

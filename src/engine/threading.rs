@@ -16,13 +16,12 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use super::pipeline::{Item, prepare};
 use super::{IngestStats, Settings};
 use crate::act;
+use crate::case::{CaseId, CaseView, Event, EventKind, Strategy};
 use crate::classify::Kind;
 use crate::model::MessageId;
 use crate::store::rows::MessageRow;
 use crate::store::{StaleSweep, StoreError, Tx};
-use crate::thread::{
-    self, Attachment, Candidates, CaseId, CaseView, Decision, Event, EventKind, Incoming, Strategy, keys,
-};
+use crate::thread::{self, Attachment, Candidates, Decision, Incoming, keys};
 
 /// How often one message may be threaded again in one cascade before it
 /// counts as a loop (forged references can make cycles). Far above what
@@ -261,7 +260,7 @@ impl<'a, 't> Threader<'a, 't> {
                 let reported = Event::new(facts.opened_at, EventKind::Reported, Some(id.clone()));
                 self.tx.put_events(case, Some(id), &[reported]).await?;
                 self.stats.cases_opened += 1;
-                changed.extend(facts.dep_keys());
+                changed.extend(keys::case_deps(&facts));
                 replay.insert(case);
                 tracing::info!(case = case.0, kind = facts.kind.as_str(), metric = facts.metric.as_deref().unwrap_or(""), message_id = %id, "case opened");
                 Some(case)
@@ -272,7 +271,7 @@ impl<'a, 't> Threader<'a, 't> {
                 let members = self.tx.delete_case(v.id).await?;
                 self.stats.cases_opened = self.stats.cases_opened.saturating_sub(1);
                 self.touched.remove(&v.id);
-                changed.extend(v.facts.dep_keys());
+                changed.extend(keys::case_deps(&v.facts));
                 for m in members {
                     changed.push(keys::dep_message(&m));
                     self.enqueue(m);
@@ -308,7 +307,7 @@ impl<'a, 't> Threader<'a, 't> {
             }
         }
         for case in &replay {
-            replay_case(&mut *self.tx, *case).await?;
+            self.tx.replay(*case).await?;
             self.touched.insert(*case);
         }
         let was: BTreeSet<CaseId> = before.iter().map(|(c, _)| *c).collect();
@@ -338,17 +337,6 @@ impl<'a, 't> Threader<'a, 't> {
     }
 }
 
-/// Recomputes a case's state and summary from its events.
-pub(super) async fn replay_case(tx: &mut Tx<'_>, case: CaseId) -> Result<(), StoreError> {
-    let Some(view) = tx.case_views(&[case]).await?.pop() else { return Ok(()) };
-    let events = tx.events(case).await?;
-    let (progress, _) = thread::replay(view.facts.kind, &events);
-    if progress.state != view.state {
-        tracing::debug!(case = case.0, from = view.state.as_str(), to = progress.state.as_str(), "case state");
-    }
-    tx.set_progress(case, &progress, view.facts.opened_at).await
-}
-
 /// Marks stale the open cases and `also` without activity for
 /// `stale_days` before `now`, keeping the marks that still hold.
 pub(super) async fn sweep_stale(
@@ -363,14 +351,14 @@ pub(super) async fn sweep_stale(
     for id in cases {
         let Some(view) = tx.case_views(&[id]).await?.pop() else { continue };
         let events = tx.events(id).await?;
-        let marks: Vec<Event> = thread::stale_times(view.facts.kind, &events, now, stale_days)
+        let marks: Vec<Event> = crate::case::stale_times(view.facts.kind, &events, now, stale_days)
             .into_iter()
             .map(|t| Event::new(t, EventKind::Stale, None))
             .collect();
         swept.cases += 1;
         if tx.put_events(id, None, &marks).await? {
             swept.changed += 1;
-            replay_case(tx, id).await?;
+            tx.replay(id).await?;
         }
     }
     Ok(swept)

@@ -12,8 +12,9 @@ use sqlx::{AssertSqlSafe, Row};
 
 use super::rows;
 use super::{StoreError, Tx, err};
+use crate::case::commit_prefix;
+use crate::case::{CaseFacts, CaseId, CaseKind, CaseState, CaseView, Event, EventKind, Progress, Strategy};
 use crate::model::MessageId;
-use crate::thread::{CaseFacts, CaseId, CaseKind, CaseState, CaseView, Event, EventKind, Progress, Strategy, keys};
 
 /// What a stale sweep found and changed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -86,7 +87,7 @@ impl Tx<'_> {
 
     /// Cases whose commit shares the seven-digit prefix of any of `commits`.
     pub async fn cases_by_commit(&mut self, commits: &[String]) -> Result<Vec<CaseView>, StoreError> {
-        let prefixes: Vec<String> = commits.iter().filter_map(|c| keys::commit_prefix(c)).collect();
+        let prefixes: Vec<String> = commits.iter().filter_map(|c| commit_prefix(c)).collect();
         let refs: Vec<&str> = prefixes.iter().map(String::as_str).collect();
         self.case_views_where("c.commit_prefix", "", &refs, "find cases by commit").await
     }
@@ -112,7 +113,7 @@ impl Tx<'_> {
         .bind(f.report_to.join(" "))
         .bind(f.opened_at)
         .bind(f.commit.as_deref())
-        .bind(f.commit.as_deref().and_then(keys::commit_prefix))
+        .bind(f.commit.as_deref().and_then(commit_prefix))
         .bind(f.commit_subject.as_deref())
         .bind(f.tree.as_deref())
         .bind(f.branch.as_deref())
@@ -286,16 +287,20 @@ impl Tx<'_> {
         Ok(())
     }
 
-    /// Recomputes a case's state and summary from its events.
+    /// Recomputes a case's state and summary from its events: the one
+    /// place a case's [`crate::case::replay`] is stored.
     pub async fn replay(&mut self, case: CaseId) -> Result<(), StoreError> {
         let Some(view) = self.case_views(&[case]).await?.pop() else { return Ok(()) };
         let events = self.events(case).await?;
-        let (progress, _) = crate::thread::replay(view.facts.kind, &events);
+        let (progress, _) = crate::case::replay(view.facts.kind, &events);
+        if progress.state != view.state {
+            tracing::debug!(case = case.0, from = view.state.as_str(), to = progress.state.as_str(), "case state");
+        }
         self.set_progress(case, &progress, view.facts.opened_at).await
     }
 
     /// Stores the replay of a case's events.
-    pub async fn set_progress(&mut self, case: CaseId, p: &Progress, opened_at: i64) -> Result<(), StoreError> {
+    async fn set_progress(&mut self, case: CaseId, p: &Progress, opened_at: i64) -> Result<(), StoreError> {
         sqlx::query(
             "UPDATE cases SET state = $2, updated_at = $3, verdict = $4, fix_commit = $5, fix_message_id = $6, \
              custom_title = $7 WHERE id = $1",

@@ -8,8 +8,8 @@ use sqlx::{AssertSqlSafe, Row};
 
 use super::rows::{self, MessageRow};
 use super::{StoreError, Tx, chunk_lens, chunks, err, insert_sql};
+use crate::case::{CaseId, Strategy};
 use crate::model::MessageId;
-use crate::thread::{CaseId, Strategy};
 
 /// A stored message as the engine's lookups see it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

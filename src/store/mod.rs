@@ -32,10 +32,12 @@ use std::path::{Path, PathBuf};
 use sqlx::sqlite::{SqliteConnection, SqliteRow};
 use sqlx::{AssertSqlSafe, Connection, Row};
 
+use crate::case::{CaseFilter, CaseRecord};
+
 pub use cases::StaleSweep;
 pub use open::schema_version;
 pub use outbox::{Claim, Failure, MailState, NewMail, OutboxMail, RetestRequest, RunRecord};
-pub use read::{CaseFilter, CaseMessage, CaseRecord, CaseRetest, Reader};
+pub use read::Reader;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

@@ -14,8 +14,8 @@ use sqlx::sqlite::{SqliteConnection, SqliteRow};
 use sqlx::{AssertSqlSafe, Row};
 
 use super::{Store, StoreError, Tx, err};
+use crate::case::CaseId;
 use crate::model::MessageId;
-use crate::thread::CaseId;
 
 /// A mail to send, as the engine writes it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -486,7 +486,7 @@ impl Store {
         id: i64,
         owner: &str,
         at: i64,
-        event: Option<(CaseId, &crate::thread::Event)>,
+        event: Option<(CaseId, &crate::case::Event)>,
     ) -> Result<bool, StoreError> {
         let mut tx = self.begin().await?;
         let r = sqlx::query(

@@ -7,8 +7,9 @@
 //! process is writing. It never creates, migrates or changes a store, and
 //! it can read a store on a read-only medium.
 //!
+//! The read model itself ([`CaseRecord`] and its parts) is `case`'s.
 //! Related cases are not stored: they follow from the cases' facts (the
-//! same commit, the same patch: [`crate::thread::relation`]) and from
+//! same commit, the same patch: [`crate::case::related`]) and from
 //! reports sent into another case's thread, so they never depend on
 //! which report arrived first.
 
@@ -20,86 +21,7 @@ use sqlx::sqlite::{SqliteConnection, SqlitePool, SqliteRow};
 use sqlx::{AssertSqlSafe, Row};
 
 use super::{StoreError, err, placeholders, rows, select_in};
-use crate::model::{MessageId, Verdict};
-use crate::thread::{CaseId, CaseState, CaseView, Event, Relation, Strategy, relation};
-
-/// A message of a case, for the read side.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CaseMessage {
-    pub message_id: MessageId,
-    pub strategy: Strategy,
-    pub kind: String,
-    pub subject: String,
-    pub from: Option<String>,
-    pub date: Option<i64>,
-    /// How its sender was authenticated (`none` unless it was verified).
-    pub auth: crate::model::Auth,
-}
-
-/// One fix column of a retest result sent in a case's thread.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CaseRetest {
-    pub message_id: MessageId,
-    /// The column's place in its table.
-    pub idx: i64,
-    pub fix_commit: String,
-    pub metric: String,
-    pub verdict: Option<Verdict>,
-    /// The column as extracted (JSON): `fix`, `base`, `bad` with their
-    /// values and %stddev, `values`, `recovered_share`, ...
-    pub facts: serde_json::Value,
-}
-
-/// A case with everything the read side shows.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CaseRecord {
-    pub view: CaseView,
-    pub updated_at: i64,
-    pub verdict: Option<Verdict>,
-    pub fix_commit: Option<String>,
-    pub fix_message_id: Option<MessageId>,
-    /// The parts of the report's facts the read side shows, with
-    /// details and when stored: `headline`, `test_machine` and `table`'s
-    /// `columns` and `fail_rows`, as extracted (JSON).
-    pub report_facts: Option<serde_json::Value>,
-    /// Empty unless asked for.
-    pub messages: Vec<CaseMessage>,
-    pub events: Vec<Event>,
-    pub related: Vec<(CaseId, Relation)>,
-    /// Retest results in the case's thread, oldest first.
-    pub retests: Vec<CaseRetest>,
-}
-
-/// Which cases to list.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CaseFilter {
-    Open,
-    All,
-    State(CaseState),
-}
-
-impl CaseFilter {
-    /// `open`, `all` or a state's name; the error names what is allowed.
-    pub fn parse(s: &str) -> Result<CaseFilter, String> {
-        match s {
-            "open" => Ok(CaseFilter::Open),
-            "all" => Ok(CaseFilter::All),
-            s => CaseState::parse(s).map(CaseFilter::State).ok_or_else(|| {
-                let names: Vec<&str> = CaseState::ALL.iter().map(|s| s.as_str()).collect();
-                format!("unknown state {s:?}: use open, all, or one of {}", names.join(", "))
-            }),
-        }
-    }
-
-    /// Whether a case in `state` is one this filter lists.
-    pub fn selects(self, state: CaseState) -> bool {
-        match self {
-            CaseFilter::Open => state.is_open(),
-            CaseFilter::All => true,
-            CaseFilter::State(s) => s == state,
-        }
-    }
-}
+use crate::case::{CaseFilter, CaseId, CaseMessage, CaseRecord, CaseRetest, CaseState, CaseView, commit_prefix};
 
 /// Read-only access to a store file, shareable (`&self`).
 #[derive(Clone)]
@@ -379,7 +301,7 @@ async fn add_details(conn: &mut SqliteConnection, cases: &mut [CaseRecord], all:
             facts: serde_json::from_str(&facts).unwrap_or(serde_json::Value::Null),
         });
     }
-    add_related(conn, cases, &index, all).await
+    add_related(conn, cases, all).await
 }
 
 /// Rows of `select`, for the cases `ids` (all rows when `all`), in `order`.
@@ -407,29 +329,10 @@ async fn rows_for(
     Ok(keyed.into_iter().map(|(_, _, r)| r).collect())
 }
 
-/// The cases related to each of `cases`: reports sent into another
-/// case's thread (either way round), then the same commit, then the same
-/// patch; each related case once, by id.
-async fn add_related(
-    conn: &mut SqliteConnection,
-    cases: &mut [CaseRecord],
-    index: &HashMap<CaseId, usize>,
-    all: bool,
-) -> Result<(), StoreError> {
-    let mut found: Vec<Vec<(CaseId, u8, Relation)>> = vec![Vec::new(); cases.len()];
-    let mut add = |a: CaseId, b: CaseId, rel: Relation| {
-        let rank = match rel {
-            Relation::InThread => 0,
-            Relation::SameCommit => 1,
-            Relation::SamePatch => 2,
-        };
-        if let Some(&i) = index.get(&a) {
-            found[i].push((b, rank, rel));
-        }
-        if let Some(&i) = index.get(&b) {
-            found[i].push((a, rank, rel));
-        }
-    };
+/// The cases related to each of `cases` ([`crate::case::related`]): the
+/// reports attached to another case, and every case sharing a commit
+/// prefix or a patch key with one of ours.
+async fn add_related(conn: &mut SqliteConnection, cases: &mut [CaseRecord], all: bool) -> Result<(), StoreError> {
     // A report attached to another case: the two are in one thread. For
     // a few cases, two indexed lookups (their messages that are reports,
     // their reports in other cases) instead of reading every pair.
@@ -447,21 +350,19 @@ async fn add_related(
         rows.extend(select_in(conn, &format!("{IN_THREAD} AND c.id IN"), "", &ids, "read related cases").await?);
         rows
     };
+    let mut in_thread = Vec::with_capacity(rows.len());
     for r in rows {
-        add(
+        in_thread.push((
             CaseId(r.try_get(0).map_err(err("read related cases"))?),
             CaseId(r.try_get(1).map_err(err("read related cases"))?),
-            Relation::InThread,
-        );
+        ));
     }
-    // Every case sharing a commit prefix or a patch key with one of ours.
+    let ours: Vec<&CaseView> = cases.iter().map(|c| &c.view).collect();
     let others: Vec<CaseView> = if all {
-        cases.iter().map(|c| c.view.clone()).collect()
+        ours.iter().map(|v| (*v).clone()).collect()
     } else {
-        let prefixes: BTreeSet<String> = cases
-            .iter()
-            .filter_map(|c| c.view.facts.commit.as_deref().and_then(crate::thread::keys::commit_prefix))
-            .collect();
+        let prefixes: BTreeSet<String> =
+            cases.iter().filter_map(|c| c.view.facts.commit.as_deref().and_then(commit_prefix)).collect();
         let patches: BTreeSet<&str> = cases.iter().filter_map(|c| c.view.facts.patch_key.as_deref()).collect();
         let prefixes: Vec<&str> = prefixes.iter().map(String::as_str).collect();
         let patches: Vec<&str> = patches.into_iter().collect();
@@ -471,36 +372,9 @@ async fn add_related(
         rows.extend(select_in(conn, &format!("{select} c.patch_key IN"), "", &patches, "read related cases").await?);
         rows.iter().map(rows::case_view).collect::<Result<_, _>>()?
     };
-    let keys_of = |v: &CaseView| -> Vec<String> {
-        let prefix = v.facts.commit.as_deref().and_then(crate::thread::keys::commit_prefix);
-        prefix.into_iter().chain(v.facts.patch_key.clone()).collect()
-    };
-    let mut by_key: HashMap<String, Vec<&CaseView>> = HashMap::new();
-    for v in &others {
-        for key in keys_of(v) {
-            by_key.entry(key).or_default().push(v);
-        }
-    }
-    let mut pairs = Vec::new();
-    for c in cases.iter() {
-        let a = &c.view;
-        for key in keys_of(a) {
-            for b in by_key.get(&key).into_iter().flatten() {
-                if b.id != a.id
-                    && let Some(rel) = relation(&a.facts, &b.facts)
-                {
-                    pairs.push((a.id, b.id, rel));
-                }
-            }
-        }
-    }
-    for (a, b, rel) in pairs {
-        add(a, b, rel);
-    }
-    for (c, mut best) in cases.iter_mut().zip(found) {
-        let mut seen = BTreeSet::new();
-        best.sort_by_key(|(id, rank, _)| (*id, *rank));
-        c.related = best.into_iter().filter(|(id, _, _)| seen.insert(*id)).map(|(id, _, rel)| (id, rel)).collect();
+    let related = crate::case::related(&ours, &others, &in_thread);
+    for (c, rel) in cases.iter_mut().zip(related) {
+        c.related = rel;
     }
     Ok(())
 }

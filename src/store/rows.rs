@@ -6,8 +6,8 @@ use sqlx::Row;
 use sqlx::sqlite::SqliteRow;
 
 use super::StoreError;
+use crate::case::{CaseFacts, CaseId, CaseKind, CaseState, CaseView, Event, EventKind, Relation, Strategy};
 use crate::model::{Direction, MessageId, Verdict};
-use crate::thread::{CaseFacts, CaseId, CaseKind, CaseState, CaseView, Event, EventKind, Incoming, Relation, Strategy};
 
 /// A `messages` row.
 #[derive(Clone, Debug, PartialEq)]
@@ -24,30 +24,7 @@ pub struct MessageRow {
 
 /// Subjects longer than this are cut: the row is for listing, the raw
 /// bytes (when kept) have the rest.
-const MAX_SUBJECT: usize = 998;
-
-/// The row of a message read at `fetched_at`; `settled` is decided when it
-/// is stored.
-pub fn message_row(m: &Incoming, fetched_at: i64) -> MessageRow {
-    let mut subject = m.subject.clone();
-    if subject.len() > MAX_SUBJECT {
-        let mut cut = MAX_SUBJECT;
-        while !subject.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        subject.truncate(cut);
-    }
-    MessageRow {
-        message_id: m.message_id.to_string(),
-        kind: m.kind().as_str(),
-        subject,
-        from_addr: m.from.clone(),
-        date: m.date,
-        fetched_at,
-        problems: i64::try_from(m.problems.len()).unwrap_or(i64::MAX),
-        settled: false,
-    }
-}
+pub const MAX_SUBJECT: usize = 998;
 
 /// The columns [`case_view`] reads, in a `SELECT` list.
 pub const CASE_COLUMNS: &str = "c.id, c.kind, c.state, c.title, c.custom_title, c.report_message_id, c.report_to, \

@@ -2,6 +2,8 @@
 //! subjects, patch subjects without their version, commit ids, and the
 //! Message-IDs inside `Closes:`/`Link:` URLs.
 
+use crate::case::CaseFacts;
+pub use crate::case::{commit_prefix, same_commit};
 use crate::classify::fix::lore_message_id;
 use crate::classify::subject::{self, strip_reply_prefixes};
 use crate::model::MessageId;
@@ -73,19 +75,6 @@ fn collapse_ws_lower(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
 }
 
-/// Two commit ids name the same commit when one abbreviates the other.
-pub fn same_commit(a: &str, b: &str) -> bool {
-    let (a, b) = (a.to_ascii_lowercase(), b.to_ascii_lowercase());
-    a.len() >= 7 && b.len() >= 7 && (a.starts_with(&b) || b.starts_with(&a))
-}
-
-/// The first seven hex digits: what every abbreviation of a commit shares,
-/// so the store can index commits whatever their length.
-pub fn commit_prefix(sha: &str) -> Option<String> {
-    let s = sha.trim().to_ascii_lowercase();
-    (s.len() >= 7 && s.bytes().all(|b| b.is_ascii_hexdigit())).then(|| s[..7].to_string())
-}
-
 /// The keys of what a message's threading depends on (the store keeps
 /// them, and threads the message again when one changes): another
 /// message's arrival or cases, the cases with a subject key, the cases of
@@ -100,6 +89,15 @@ pub fn dep_subject(subject_key: &str) -> String {
 
 pub fn dep_commit(prefix: &str) -> String {
     format!("c:{prefix}")
+}
+
+/// The store keys of messages whose threading a case's opening or
+/// removal may change (see [`super::Incoming::dependencies`]).
+pub fn case_deps(f: &CaseFacts) -> Vec<String> {
+    let mut out = vec![dep_message(&f.report_message_id)];
+    out.extend(f.subject_key.as_deref().map(dep_subject));
+    out.extend(f.commit.as_deref().and_then(commit_prefix).map(|p| dep_commit(&p)));
+    out
 }
 
 #[cfg(test)]

@@ -16,8 +16,8 @@ use crate::classify::outcome::Outcome;
 use crate::model::Verdict;
 
 use super::keys::{patch_key, same_commit, subject_key};
-use super::state::{DAY, Event, EventKind};
-use super::{Attachment, Candidates, CaseFacts, CaseKind, CaseView, Decision, Incoming, Relation, Strategy};
+use super::{Attachment, Candidates, Decision, Incoming};
+use crate::case::{CaseFacts, CaseKind, CaseView, DAY, Event, EventKind, Strategy};
 
 /// How long after a report a reply can still be matched by its subject.
 pub const SUBJECT_WINDOW_DAYS: i64 = 365;
@@ -146,22 +146,6 @@ fn open_or_repeat(m: &Incoming, case: CaseFacts, c: &Candidates, at: i64) -> Dec
         })
         .collect();
     if repeats { Decision::Attach(thread) } else { Decision::Open { case: Box::new(case), thread } }
-}
-
-/// How two cases are related, if they are: the same commit reported
-/// again (another testcase, another tree), else the same patch under
-/// another SHA or version. Symmetric, and a function of the two cases'
-/// facts alone, so it does not depend on which report came first.
-pub fn relation(a: &CaseFacts, b: &CaseFacts) -> Option<Relation> {
-    if let (Some(x), Some(y)) = (&a.commit, &b.commit)
-        && same_commit(x, y)
-    {
-        return Some(Relation::SameCommit);
-    }
-    match (&a.patch_key, &b.patch_key) {
-        (Some(x), Some(y)) if x == y => Some(Relation::SamePatch),
-        _ => None,
-    }
 }
 
 /// The same regression reported again: same commit, same testcase, same

@@ -3,7 +3,8 @@
 //! A robot report opens a case (a branch build summary is recorded, not a
 //! case); every other message climbs the ladder in [`ladder`], strongest
 //! rung first, and the first rung that finds cases attaches it to them with
-//! the events its kind implies. [`state`] folds events into case states.
+//! the events its kind implies. The case vocabulary (states, events, the
+//! replay that folds them) is `case`'s.
 //!
 //! Pure: no I/O, no clock, no SQL. The thread module never queries the
 //! store: the engine looks up the candidates a message's keys name
@@ -12,95 +13,12 @@
 
 pub mod keys;
 pub mod ladder;
-pub mod state;
 
-use serde::Serialize;
-
+use crate::case::{CaseFacts, CaseId, CaseView, Event, Strategy};
 use crate::classify::{Classified, Kind};
 use crate::mail::{Mail, quote};
-use crate::model::{Auth, Direction, MessageId, Verdict};
-pub use ladder::{decide, relation};
-pub use state::{CaseKind, CaseState, Event, EventKind, Progress, replay, stale_times, transition};
-
-/// A case's number.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-pub struct CaseId(pub i64);
-
-impl std::fmt::Display for CaseId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.0)
-    }
-}
-
-/// What a case is about, fixed when its report opens it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct CaseFacts {
-    pub kind: CaseKind,
-    /// The report's subject without reply prefixes.
-    pub title: String,
-    pub report_message_id: MessageId,
-    /// Who the report was sent to (lower-cased): the robot mails the
-    /// commit's author and committer.
-    pub report_to: Vec<String>,
-    pub opened_at: i64,
-    /// Full SHA when the report gives one, else the abbreviation.
-    pub commit: Option<String>,
-    pub commit_subject: Option<String>,
-    pub tree: Option<String>,
-    pub branch: Option<String>,
-    pub testcase: Option<String>,
-    /// Perf reports: the headline metric and its signed change.
-    pub metric: Option<String>,
-    pub change_pct: Option<f64>,
-    pub direction: Option<Direction>,
-    /// Functional reports: the first issue signature; build reports: the
-    /// first new diagnostic.
-    pub signature: Option<String>,
-    /// See [`keys::subject_key`] and [`keys::patch_key`].
-    pub subject_key: Option<String>,
-    pub patch_key: Option<String>,
-}
-
-impl CaseFacts {
-    /// What every case has; the rest is filled in from its report.
-    pub fn new(kind: CaseKind, title: String, report_message_id: MessageId, opened_at: i64) -> CaseFacts {
-        CaseFacts {
-            kind,
-            title,
-            report_message_id,
-            report_to: Vec::new(),
-            opened_at,
-            commit: None,
-            commit_subject: None,
-            tree: None,
-            branch: None,
-            testcase: None,
-            metric: None,
-            change_pct: None,
-            direction: None,
-            signature: None,
-            subject_key: None,
-            patch_key: None,
-        }
-    }
-
-    /// The store keys of messages whose threading this case's opening or
-    /// removal may change (see [`Incoming::dependencies`]).
-    pub fn dep_keys(&self) -> Vec<String> {
-        let mut out = vec![keys::dep_message(&self.report_message_id)];
-        out.extend(self.subject_key.as_deref().map(keys::dep_subject));
-        out.extend(self.commit.as_deref().and_then(keys::commit_prefix).map(|p| keys::dep_commit(&p)));
-        out
-    }
-}
-
-/// A case as a candidate for a message.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct CaseView {
-    pub id: CaseId,
-    pub state: CaseState,
-    pub facts: CaseFacts,
-}
+use crate::model::{Auth, MessageId, Verdict};
+pub use ladder::decide;
 
 /// What the bot-safety rules read of a message's headers.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -172,65 +90,6 @@ pub struct Candidates {
     pub by_subject: Vec<CaseView>,
     /// Cases whose commit shares a seven-digit prefix with one the message names.
     pub by_commit: Vec<CaseView>,
-}
-
-/// How a message came to be in a case: the rung that put it there.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Strategy {
-    /// The report that opened the case.
-    Report,
-    References,
-    Link,
-    Subject,
-    Commit,
-}
-
-impl Strategy {
-    pub const ALL: [Strategy; 5] =
-        [Strategy::Report, Strategy::References, Strategy::Link, Strategy::Subject, Strategy::Commit];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Strategy::Report => "report",
-            Strategy::References => "references",
-            Strategy::Link => "link",
-            Strategy::Subject => "subject",
-            Strategy::Commit => "commit",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Strategy> {
-        Strategy::ALL.into_iter().find(|x| x.as_str() == s)
-    }
-}
-
-/// Why two cases are linked (never merged).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Relation {
-    /// The same commit reported again: another testcase, another tree.
-    SameCommit,
-    /// The same patch under another SHA (a rebase) or another version.
-    SamePatch,
-    /// One report was sent into the other's thread.
-    InThread,
-}
-
-impl Relation {
-    pub const ALL: [Relation; 3] = [Relation::SameCommit, Relation::SamePatch, Relation::InThread];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Relation::SameCommit => "same-commit",
-            Relation::SamePatch => "same-patch",
-            Relation::InThread => "in-thread",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Relation> {
-        Relation::ALL.into_iter().find(|x| x.as_str() == s)
-    }
 }
 
 /// A message joining one case, with what it does there.

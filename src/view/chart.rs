@@ -9,8 +9,8 @@
 
 use serde_json::Value;
 
+use crate::case::CaseRecord;
 use crate::model::MessageId;
-use crate::store::CaseRecord;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Role {
@@ -511,7 +511,7 @@ mod tests {
     }
 
     fn record(headline: serde_json::Value, retests: &[(f64, f64)]) -> CaseRecord {
-        use crate::thread::{CaseFacts, CaseId, CaseKind, CaseState, CaseView};
+        use crate::case::{CaseFacts, CaseId, CaseKind, CaseState, CaseView};
         let id = MessageId::new("r@x").unwrap();
         CaseRecord {
             view: CaseView {
@@ -534,7 +534,7 @@ mod tests {
             retests: retests
                 .iter()
                 .enumerate()
-                .map(|(i, (base, fix))| crate::store::CaseRetest {
+                .map(|(i, (base, fix))| crate::case::CaseRetest {
                     message_id: id.clone(),
                     idx: i as i64,
                     fix_commit: format!("f{i}"),

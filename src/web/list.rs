@@ -4,8 +4,8 @@
 
 use serde::Deserialize;
 
-use crate::store::{CaseFilter, CaseRecord};
-use crate::thread::CaseKind;
+use crate::case::CaseKind;
+use crate::case::{CaseFilter, CaseRecord};
 
 /// The query string of `/` and `/api/cases`, as sent.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -165,8 +165,8 @@ pub fn select<'c>(cases: impl IntoIterator<Item = &'c CaseRecord>, q: &Query) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::case::{CaseFacts, CaseId, CaseState, CaseView};
     use crate::model::MessageId;
-    use crate::thread::{CaseFacts, CaseId, CaseState, CaseView};
 
     fn case(id: i64, kind: CaseKind, change: Option<f64>, opened: i64, tree: &str) -> CaseRecord {
         CaseRecord {

@@ -27,8 +27,9 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
-use crate::store::{CaseRecord, Reader};
-use crate::thread::{CaseId, CaseState};
+use crate::case::CaseRecord;
+use crate::case::{CaseId, CaseState};
+use crate::store::Reader;
 use crate::view;
 
 /// What every handler shares.

@@ -6,9 +6,9 @@
 use askama::Template;
 
 use super::list::{Query, Sort, encode};
+use crate::case::CaseRecord;
+use crate::case::{CaseKind, CaseState, CaseView, replay};
 use crate::classify::json::rfc3339;
-use crate::store::CaseRecord;
-use crate::thread::{CaseKind, CaseState, CaseView, replay};
 use crate::view::{self, chart};
 
 pub struct Opt {
