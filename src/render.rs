@@ -7,6 +7,7 @@
 
 use crate::act::policy::{Outcome, Response};
 use crate::case::CaseView;
+use crate::commands;
 use crate::model::MessageId;
 use crate::thread::Incoming;
 
@@ -41,17 +42,37 @@ fn template(name: &str) -> &'static str {
     TEMPLATES.iter().find(|(n, _)| *n == name).map_or("", |(_, t)| t)
 }
 
-/// `{name}` placeholders replaced by their values; unknown ones are left.
+/// `{name}` placeholders of `template` replaced by their values, in one
+/// pass: a value is never read again, so text from mail that holds
+/// `{case_id}` stays as written. Unknown placeholders are left.
 pub fn fill(template: &str, vars: &[(&str, String)]) -> String {
-    let mut out = template.to_string();
-    for (k, v) in vars {
-        out = out.replace(&format!("{{{k}}}"), v);
+    let mut out = String::with_capacity(template.len() + 64);
+    let mut rest = template;
+    while let Some(i) = rest.find('{') {
+        out.push_str(&rest[..i]);
+        rest = &rest[i..];
+        let value =
+            rest[1..].find('}').and_then(|j| vars.iter().find(|(k, _)| *k == &rest[1..=j]).map(|(_, v)| (j, v)));
+        match value {
+            Some((j, v)) => {
+                out.push_str(v);
+                rest = &rest[j + 2..];
+            }
+            None => {
+                out.push('{');
+                rest = &rest[1..];
+            }
+        }
     }
+    out.push_str(rest);
     out
 }
 
 /// Lines longer than [`WIDTH`] broken at spaces; quoted lines (`>`) and
-/// words longer than a line (a URL) are left whole.
+/// words longer than a line (a URL) are left whole. A line's lead (its
+/// indentation, or a field's name and the spaces after it, as in
+/// `config:         x86_64`) is kept as written, and what is broken off
+/// is indented under the text after it.
 pub fn wrap(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 16);
     for line in text.lines() {
@@ -60,25 +81,65 @@ pub fn wrap(text: &str) -> String {
             out.push('\n');
             continue;
         }
-        let indent: String = line.chars().take_while(|c| *c == ' ').collect();
-        let mut cur = String::new();
-        for word in line.split_whitespace() {
-            if !cur.is_empty() && cur.chars().count() + 1 + word.chars().count() > WIDTH {
+        let (lead, rest) = line.split_at(lead_len(line));
+        let indent = " ".repeat(lead.chars().count());
+        let mut cur = lead.to_string();
+        for word in phrases(rest) {
+            if cur.len() > lead.len() && cur.chars().count() + 1 + word.chars().count() > WIDTH {
                 out.push_str(&cur);
                 out.push('\n');
-                cur.clear();
-            }
-            if cur.is_empty() {
-                cur.push_str(&indent);
-            } else {
+                cur.clone_from(&indent);
+            } else if cur.len() > lead.len() {
                 cur.push(' ');
             }
-            cur.push_str(word);
+            cur.push_str(&word);
         }
         out.push_str(&cur);
         out.push('\n');
     }
     out
+}
+
+/// The words of `text`, a phrase in double quotes (a command, a filter)
+/// kept as one when it fits on a line.
+fn phrases(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut open: Option<String> = None;
+    for word in text.split_whitespace() {
+        match open.take() {
+            Some(mut p) => {
+                p.push(' ');
+                p.push_str(word);
+                if word.contains('"') {
+                    out.push(p);
+                } else {
+                    open = Some(p);
+                }
+            }
+            None if word.starts_with('"') && word[1..].find('"').is_none() => open = Some(word.to_string()),
+            None => out.push(word.to_string()),
+        }
+    }
+    if let Some(p) = open {
+        out.extend(p.split(' ').map(str::to_string));
+    }
+    out.into_iter()
+        .flat_map(|p| if p.chars().count() > WIDTH / 2 { p.split(' ').map(str::to_string).collect() } else { vec![p] })
+        .collect()
+}
+
+/// How much of a line to keep as written when wrapping it: its leading
+/// spaces, or a field's name and the run of two or more spaces after it.
+fn lead_len(line: &str) -> usize {
+    let spaces = line.len() - line.trim_start_matches(' ').len();
+    if spaces > 0 {
+        return spaces;
+    }
+    let Some(colon) = line.find(':') else { return 0 };
+    let after = &line[colon + 1..];
+    let gap = after.len() - after.trim_start_matches(' ').len();
+    let name = &line[..colon];
+    if gap >= 2 && !name.is_empty() && name.len() <= 20 && !name.contains("  ") { colon + 1 + gap } else { 0 }
 }
 
 /// Who the bot is in what it writes.
@@ -207,26 +268,13 @@ fn re(subject: &str) -> String {
     if s.len() >= 3 && s[..3].eq_ignore_ascii_case("re:") { s.to_string() } else { format!("Re: {s}") }
 }
 
-fn day(t: i64) -> String {
-    crate::classify::json::rfc3339(t).get(..10).unwrap_or("").to_string()
+/// A commit as replies name it: at most twelve digits.
+fn short(sha: &str) -> &str {
+    sha.get(..12).unwrap_or(sha)
 }
 
-fn commands_list() -> String {
-    [
-        "please retest / #lkp retest          run the report's test again",
-        "#lkp test <lore-link | git-url branch | sha>   test a fix",
-        "#lkp fixed <sha>                     the fix is merged: resolve",
-        "#lkp resolve, #lkp reopen            close or reopen the case",
-        "#lkp invalid <reason>                not a real regression",
-        "#lkp dup <case>                      the same as another case",
-        "#lkp title <text>                    rename the case",
-        "#lkp status, #lkp help               the case's state, this list",
-        "#lkp subscribe [filter], #lkp unsubscribe   the weekly digest",
-    ]
-    .iter()
-    .map(|l| format!("  {l}"))
-    .collect::<Vec<_>>()
-    .join("\n")
+fn day(t: i64) -> String {
+    crate::classify::json::rfc3339(t).get(..10).unwrap_or("").to_string()
 }
 
 /// The first name of a sender, else the address.
@@ -269,30 +317,35 @@ fn outcome_text(line: &str, o: &Outcome, case: Option<&CaseView>, max: usize) ->
         Outcome::NotAllowed => {
             ("not-allowed", vars(vec![("addressees", case.map_or(String::new(), |c| c.facts.report_to.join(", ")))]))
         }
-        Outcome::MissingArgument { usage } => ("missing-argument", vars(vec![("usage", (*usage).to_string())])),
+        Outcome::MissingArgument { usage } => ("missing-argument", vars(vec![("usage", usage.clone())])),
         Outcome::Unknown { verb, nearest } => (
             "unknown",
             vars(vec![
                 ("verb", verb.clone()),
                 ("nearest", nearest.map_or(String::new(), |n| format!(" (did you mean \"#lkp {n}\"?)"))),
-                ("commands", commands_list()),
+                ("commands", commands::help_text()),
             ]),
         ),
         Outcome::CaseNotFound => ("case-not-found", vars(vec![])),
-        Outcome::Status => {
+        Outcome::Status { verdict, fix, last_activity } => {
             let c = case.map(|c| (c.state.as_str().to_string(), day(c.facts.opened_at)));
             let (state, opened) = c.unwrap_or_default();
+            let verdict = match (verdict, fix) {
+                (Some(v), Some(f)) => format!(", retest verdict {} (fix {})", v.as_str(), short(f)),
+                (Some(v), None) => format!(", retest verdict {}", v.as_str()),
+                (None, _) => String::new(),
+            };
             (
                 "status",
                 vars(vec![
                     ("state", state),
-                    ("verdict", String::new()),
+                    ("verdict", verdict),
                     ("opened", opened),
-                    ("updated", String::new()),
+                    ("updated", day(*last_activity)),
                 ]),
             )
         }
-        Outcome::Help => ("help", vars(vec![("commands", commands_list())])),
+        Outcome::Help => ("help", vars(vec![("commands", commands::help_text())])),
         Outcome::Subscribed { filter } => ("subscribed", vars(vec![("filter", filter.clone())])),
         Outcome::Unsubscribed => ("unsubscribed", vars(vec![])),
         Outcome::BadFilter { why } => ("bad-filter", vars(vec![("why", why.clone())])),
@@ -579,6 +632,25 @@ mod tests {
                 assert!(line.chars().count() <= WIDTH || !line.contains(' '), "{name}: {line}");
             }
         }
+    }
+
+    /// Text from mail is inserted once, never read for placeholders again.
+    #[test]
+    fn fill_inserts_values_as_written() {
+        let t = "Done: case {case_id} retitled \"{what}\" {unknown}.";
+        let out = fill(t, &[("what", "{case_id} {what}".into()), ("case_id", "7".into())]);
+        assert_eq!(out, "Done: case 7 retitled \"{case_id} {what}\" {unknown}.");
+        assert_eq!(fill("{", &[]), "{");
+        assert_eq!(fill("a}{b", &[("b", "c".into())]), "a}{b");
+    }
+
+    #[test]
+    fn fields_wrap_under_their_value() {
+        let w = wrap(&format!("config:         {}\n", "word ".repeat(20)));
+        let lines: Vec<&str> = w.lines().collect();
+        assert_eq!(lines.len(), 2);
+        assert!(lines[0].starts_with("config:         word"));
+        assert!(lines[1].starts_with("                word"));
     }
 
     #[test]

@@ -3,6 +3,9 @@
 
 mod util;
 
+/// Every mail the bot writes, whole, against golden files.
+mod answers;
+
 /// Golden tests: every fixture under `fixtures/classify/` against its
 /// expected JSON, with LF and CRLF line ends.
 mod classify;

@@ -172,8 +172,15 @@ pub fn settings(cfg: &Config) -> Settings {
         }
     }
     classify.bot_addresses.push(cfg.bot.address.to_lowercase());
-    let mut policy = Policy::from_classify(&classify);
-    policy.maintainers = cfg.bot.maintainers.iter().map(|a| a.to_lowercase()).collect();
+    let policy = Policy {
+        maintainers: cfg.bot.maintainers.iter().map(|a| a.to_lowercase()).collect(),
+        bot_address: cfg.bot.address.to_lowercase(),
+        fresh_hours: cfg.bot.fresh_hours,
+        max_commands: cfg.bot.max_commands,
+        replies_per_sender_hour: cfg.bot.replies_per_hour,
+        replies_per_case_hour: cfg.bot.case_replies_per_hour,
+        ..Policy::from_classify(&classify)
+    };
     Settings { classify, policy, acting: None }
 }
 
@@ -194,19 +201,11 @@ pub fn digest_plan(cfg: &Config) -> Result<crate::engine::DigestPlan, Failure> {
     })
 }
 
-/// The settings of a bot that answers: the rules, who it is, where
+/// The settings of a bot that answers: who it is, where
 /// retest requests go, and the clock.
 pub fn acting_settings(cfg: &Config, clock: fn() -> i64) -> Settings {
     use crate::config::RetestBackend as B;
     let mut s = settings(cfg);
-    let rules = crate::act::policy::Rules {
-        bot_address: cfg.bot.address.to_lowercase(),
-        robots: s.classify.robot_addresses.clone(),
-        fresh_hours: cfg.bot.fresh_hours,
-        max_commands: cfg.bot.max_commands,
-        replies_per_sender_hour: cfg.bot.replies_per_hour,
-        replies_per_case_hour: cfg.bot.case_replies_per_hour,
-    };
     let identity = crate::render::Identity {
         address: cfg.bot.address.clone(),
         name: cfg.bot.name.clone(),
@@ -217,7 +216,7 @@ pub fn acting_settings(cfg: &Config, clock: fn() -> i64) -> Settings {
         B::Command => crate::engine::RetestBackend::Command,
         B::None => crate::engine::RetestBackend::None,
     };
-    s.acting = Some(crate::engine::Acting { rules, identity, retest, clock });
+    s.acting = Some(crate::engine::Acting { identity, retest, clock });
     s
 }
 

@@ -71,10 +71,14 @@ async fn command(
             Some(c) => tx.case_mails_since("reply", c.id, now - 3600).await?,
             None => 0,
         },
+        progress: match &case {
+            Some(c) => Some(crate::case::replay(c.facts.kind, &tx.events(c.id).await?).0),
+            None => None,
+        },
         waiting,
         case,
     };
-    let response = match policy::respond(inc, &world, &acting.rules) {
+    let response = match policy::respond(inc, &world, &settings.policy) {
         Ok(r) => r,
         Err(silence) => {
             tracing::debug!(message_id = %inc.message_id, ?silence, "no answer");
@@ -89,7 +93,7 @@ async fn command(
         }
     }
     let case = world.case.as_ref();
-    let out = render::reply(inc, &response, case, &acting.identity, &cause, now, acting.rules.max_commands);
+    let out = render::reply(inc, &response, case, &acting.identity, &cause, now, settings.policy.max_commands);
     queue(tx, &cause, "reply", case.map(|c| c.id), inc, Some(&sender), &out, &acting.identity, now).await?;
     tracing::info!(message_id = %inc.message_id, to = %sender, commands = response.outcomes.len(), "reply queued");
     if let (Some(target), Some(case)) = (response.request_retest, case) {
@@ -150,7 +154,7 @@ async fn verdicts(
 ) -> Result<(), StoreError> {
     let Some(acting) = settings.acting.clone() else { return Ok(()) };
     let now = (acting.clock)();
-    let fresh = act::is_fresh(inc.date, fetched_at, now, acting.rules.fresh_hours);
+    let fresh = act::is_fresh(inc.date, fetched_at, now, settings.policy.fresh_hours);
     let r = inc.classified.retests.iter().find(|r| r.verdict.is_some()).or(inc.classified.retests.first());
     let outcome = inc.classified.outcome.as_ref();
     let verdict = r.and_then(|r| r.verdict).or(inc.prose_verdict).or(outcome.and_then(Outcome::verdict));

@@ -88,7 +88,6 @@ pub struct Settings {
 /// What the engine needs to answer mail.
 #[derive(Clone, Debug)]
 pub struct Acting {
-    pub rules: crate::act::policy::Rules,
     pub identity: crate::render::Identity,
     pub retest: RetestBackend,
     /// The wall clock (seconds since the epoch): what is fresh, and when
