@@ -12,7 +12,7 @@ use std::sync::LazyLock;
 
 use crate::case::EventKind;
 use crate::mail::quote;
-use crate::text::{Needles, strip_signature};
+use crate::text::{Needles, edit_distance, strip_signature};
 
 /// The most commands read from one mail; `[bot] max_commands` may act on
 /// fewer.
@@ -389,8 +389,16 @@ pub fn parse(body: &str) -> Vec<CommandLine> {
     if !may_contain(body) {
         return Vec::new();
     }
-    let own = quote::unquoted(body);
-    let own = strip_signature(&own);
+    parse_unquoted(&quote::unquoted(body))
+}
+
+/// [`parse`] on the unquoted lines of a body (`mail::quote::unquoted`),
+/// which the classifier computes once per message.
+pub fn parse_unquoted(own: &str) -> Vec<CommandLine> {
+    if !may_contain(own) {
+        return Vec::new();
+    }
+    let own = strip_signature(own);
     let lines: Vec<&str> = own.lines().map(str::trim).collect();
     let mut out = Vec::new();
     let mut i = 0;
@@ -456,21 +464,6 @@ pub fn nearest_verb(verb: &str) -> Option<&'static str> {
         .filter(|(d, k)| *d <= (k.len() / 3).max(1) || k.starts_with(&v) && v.len() >= 3)
         .min_by_key(|(d, _)| *d)
         .map(|(_, k)| k)
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
-    }
-    row[b.len()]
 }
 
 #[cfg(test)]

@@ -147,7 +147,7 @@ fn line(c: &CaseRecord, state: CaseState, week: &Week, archive_url: &str) -> Lin
         age_days: ((week.end - f.opened_at) / DAY).max(0),
         state: state.as_str().to_string(),
         last_event: last,
-        link: format!("{archive_url}{}", f.report_message_id.url_segment()),
+        link: f.report_message_id.link(archive_url),
         note: None,
     }
 }

@@ -114,6 +114,12 @@ impl MessageId {
         MessageId::from_bytes(&out)
     }
 
+    /// The message in the archive whose base URL is `archive_url` (`[bot]
+    /// archive_url`): the one way every stage links a message.
+    pub fn link(&self, archive_url: &str) -> String {
+        format!("{archive_url}{}", self.url_segment())
+    }
+
     /// The id as a URL path segment: every byte a path segment cannot
     /// hold as it is (`%`, `/`, `?`, `#`, non-ASCII) as `%XX`.
     pub fn url_segment(&self) -> String {
@@ -276,8 +282,49 @@ impl Verdict {
     }
 }
 
+/// FNV-1a, 64 bits: the stable hash of bytes every stage uses (an id
+/// for a message that has none, an outgoing mail's Message-ID, a table's
+/// checksum). Not for anything an attacker may aim at: it only names.
+#[derive(Clone, Copy, Debug)]
+pub struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Fnv {
+    pub fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 ^= u64::from(b);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+
+    pub fn finish(self) -> u64 {
+        self.0
+    }
+
+    /// The hash of `bytes`.
+    pub fn of(bytes: &[u8]) -> u64 {
+        let mut h = Fnv::default();
+        h.write(bytes);
+        h.finish()
+    }
+}
+
 #[cfg(test)]
 mod tests {
+
+    /// The published FNV-1a 64 test vectors.
+    #[test]
+    fn fnv_1a() {
+        assert_eq!(Fnv::of(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(Fnv::of(b"a"), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(Fnv::of(b"foobar"), 0x8594_4171_f739_67e8);
+    }
+
     use super::*;
 
     #[test]

@@ -152,10 +152,6 @@ pub struct Identity {
 }
 
 impl Identity {
-    pub fn link(&self, id: &MessageId) -> String {
-        format!("{}{}", self.archive_url, id.url_segment())
-    }
-
     fn domain(&self) -> &str {
         self.address.rsplit_once('@').map_or("lkpbot.invalid", |(_, d)| d)
     }
@@ -164,6 +160,8 @@ impl Identity {
 /// A mail ready to be queued.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Outgoing {
+    /// What made it (the outbox holds one mail per cause).
+    pub cause: String,
     /// Without brackets.
     pub message_id: String,
     pub to: Vec<String>,
@@ -178,12 +176,51 @@ pub struct Outgoing {
 
 /// The Message-ID of the mail `cause` makes: the same cause, the same id.
 pub fn message_id(cause: &str, id: &Identity) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in cause.bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
+    let h = crate::model::Fnv::of(cause.as_bytes());
     format!("lkpbot.{h:016x}@{}", id.domain())
+}
+
+/// The mail a thread's message gets in answer: it replies to `parent`
+/// (whose References are `references`), or starts a thread of its own.
+pub struct Parent<'a> {
+    pub message_id: &'a MessageId,
+    pub references: &'a [MessageId],
+}
+
+/// The one constructor of a mail the bot writes: its Message-ID derived
+/// from `cause`, threaded under `parent`, the body with the footer and
+/// wrapped at [`WIDTH`]. Every kind of mail (reply, retest request,
+/// reminder, verdict, digest) is made here.
+#[allow(clippy::too_many_arguments)]
+pub fn compose(
+    id: &Identity,
+    cause: &str,
+    to: Vec<String>,
+    cc: Vec<String>,
+    subject: String,
+    parent: Option<Parent<'_>>,
+    body: &str,
+    now: i64,
+) -> Outgoing {
+    let (in_reply_to, references) = match parent {
+        Some(p) => {
+            let mut refs = p.references.to_vec();
+            refs.push(p.message_id.clone());
+            (Some(p.message_id.clone()), refs)
+        }
+        None => (None, Vec::new()),
+    };
+    Outgoing {
+        cause: cause.to_string(),
+        message_id: message_id(cause, id),
+        to,
+        cc,
+        subject,
+        in_reply_to,
+        references,
+        body: wrap(&with_footer(body, id)),
+        date: now,
+    }
 }
 
 fn rfc2822(t: i64) -> String {
@@ -372,7 +409,7 @@ pub fn reply(
             &[
                 ("case_id", c.id.0.to_string()),
                 ("title", c.facts.title.clone()),
-                ("link", id.link(&c.facts.report_message_id)),
+                ("link", c.facts.report_message_id.link(&id.archive_url)),
             ],
         )
     });
@@ -385,18 +422,8 @@ pub fn reply(
     let mut cc: Vec<String> = m.to.iter().chain(&m.cc).filter(|a| *a != me && **a != sender).cloned().collect();
     cc.sort();
     cc.dedup();
-    let mut references = m.references.clone();
-    references.push(m.message_id.clone());
-    Outgoing {
-        message_id: message_id(cause, id),
-        to: vec![sender],
-        cc,
-        subject: re(&m.subject),
-        in_reply_to: Some(m.message_id.clone()),
-        references,
-        body: wrap(&with_footer(&body, id)),
-        date: now,
-    }
+    let parent = Parent { message_id: &m.message_id, references: &m.references };
+    compose(id, cause, vec![sender], cc, re(&m.subject), Some(parent), &body, now)
 }
 
 /// What the retest backend is asked, as text (the mail) and as JSON (the
@@ -448,7 +475,7 @@ impl RetestRequestFacts {
             case: case.id.0,
             title: case.facts.title.clone(),
             report: case.facts.report_message_id.to_string(),
-            report_link: id.link(&case.facts.report_message_id),
+            report_link: case.facts.report_message_id.link(&id.archive_url),
             request: String::new(),
             request_link: String::new(),
             requester: String::new(),
@@ -474,7 +501,7 @@ impl RetestRequestFacts {
     ) -> RetestRequestFacts {
         RetestRequestFacts {
             request: m.message_id.to_string(),
-            request_link: id.link(&m.message_id),
+            request_link: m.message_id.link(&id.archive_url),
             requester: m.from.clone().unwrap_or_default(),
             ..RetestRequestFacts::of_case(case, report, target, id)
         }
@@ -510,31 +537,15 @@ pub fn retest_request(
             ("request_link", f.request_link.clone()),
         ],
     );
-    Outgoing {
-        message_id: message_id(cause, id),
-        to: vec![to.to_string()],
-        cc: Vec::new(),
-        subject: format!("retest request: case {}: {}", f.case, f.title),
-        in_reply_to: Some(report.clone()),
-        references: vec![report.clone()],
-        body: wrap(&with_footer(&body, id)),
-        date: now,
-    }
+    let subject = format!("retest request: case {}: {}", f.case, f.title);
+    let parent = Parent { message_id: report, references: &[] };
+    compose(id, cause, vec![to.to_string()], Vec::new(), subject, Some(parent), &body, now)
 }
 
 /// The weekly digest as a mail to `to`.
 pub fn digest(subject: &str, body: &str, to: &str, id: &Identity, cause: &str, now: i64) -> Outgoing {
     let text = fill(template("digest"), &[("body", body.trim_end().to_string())]);
-    Outgoing {
-        message_id: message_id(cause, id),
-        to: vec![to.to_string()],
-        cc: Vec::new(),
-        subject: subject.to_string(),
-        in_reply_to: None,
-        references: Vec::new(),
-        body: wrap(&with_footer(&text, id)),
-        date: now,
-    }
+    compose(id, cause, vec![to.to_string()], Vec::new(), subject.to_string(), None, &text, now)
 }
 
 /// A reminder of a retest request nobody answered.
@@ -551,16 +562,9 @@ pub fn reminder(f: &RetestRequestFacts, requested_at: i64, to: &str, id: &Identi
         ],
     );
     let report = MessageId::new(&f.report);
-    Outgoing {
-        message_id: message_id(cause, id),
-        to: vec![to.to_string()],
-        cc: Vec::new(),
-        subject: format!("reminder: retest request: case {}: {}", f.case, f.title),
-        in_reply_to: report.clone(),
-        references: report.into_iter().collect(),
-        body: wrap(&with_footer(&body, id)),
-        date: now,
-    }
+    let subject = format!("reminder: retest request: case {}: {}", f.case, f.title);
+    let parent = report.as_ref().map(|r| Parent { message_id: r, references: &[] });
+    compose(id, cause, vec![to.to_string()], Vec::new(), subject, parent, &body, now)
 }
 
 /// The verdict, to whoever asked for the retest.
@@ -583,7 +587,7 @@ pub fn verdict(
         &[
             ("case_id", case.id.0.to_string()),
             ("title", case.facts.title.clone()),
-            ("link", id.link(&case.facts.report_message_id)),
+            ("link", case.facts.report_message_id.link(&id.archive_url)),
         ],
     );
     let body = fill(
@@ -595,22 +599,12 @@ pub fn verdict(
             ("share", share.map_or(String::new(), |s| format!(", {:.0}% of the regression recovered", s * 100.0))),
             ("fix", fix.to_string()),
             ("metric", metric.to_string()),
-            ("result_link", id.link(&result.message_id)),
+            ("result_link", result.message_id.link(&id.archive_url)),
             ("case", case_text.trim_end().to_string()),
         ],
     );
-    let mut references = result.references.clone();
-    references.push(result.message_id.clone());
-    Outgoing {
-        message_id: message_id(cause, id),
-        to: vec![requester.to_string()],
-        cc: Vec::new(),
-        subject: re(&result.subject),
-        in_reply_to: Some(result.message_id.clone()),
-        references,
-        body: wrap(&with_footer(&body, id)),
-        date: now,
-    }
+    let parent = Parent { message_id: &result.message_id, references: &result.references };
+    compose(id, cause, vec![requester.to_string()], Vec::new(), re(&result.subject), Some(parent), &body, now)
 }
 
 #[cfg(test)]

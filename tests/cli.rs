@@ -190,3 +190,33 @@ fn the_demo_runs_without_a_server() {
     let table = String::from_utf8_lossy(&out.stdout);
     assert!(table.lines().count() > 2, "{table}");
 }
+
+/// `[bot] archive_url` is where every link points: `cases --json`, `case`
+/// and `case --json` (its retests too), as the pages and the digest do.
+#[test]
+fn links_follow_the_configured_archive() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("lkpbot.toml");
+    std::fs::write(&cfg, "[bot]\narchive_url = \"https://archive.example.net/m/\"\n").unwrap();
+    let cfg = cfg.display().to_string();
+    let out = lkpbot(&["--config", &cfg, "ingest", &fixture("threads/retest-fixup.mbox")], dir.path());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = lkpbot(&["--config", &cfg, "cases", "--json", "--state", "all"], dir.path());
+    let cases: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let case = &cases[0];
+    let link = case["link"].as_str().unwrap();
+    assert!(link.starts_with("https://archive.example.net/m/"), "{link}");
+    let retests = case["retests"].as_array().unwrap();
+    assert!(!retests.is_empty());
+    for r in retests {
+        assert!(r["link"].as_str().unwrap().starts_with("https://archive.example.net/m/"), "{r}");
+    }
+    let id = case["id"].to_string();
+    let out = lkpbot(&["--config", &cfg, "case", &id], dir.path());
+    let timeline = String::from_utf8_lossy(&out.stdout);
+    assert!(timeline.contains("https://archive.example.net/m/"), "{timeline}");
+    assert!(!timeline.contains("lore.kernel.org"), "{timeline}");
+    let out = lkpbot(&["--config", &cfg, "case", &id, "--json"], dir.path());
+    let one: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(one["link"], case["link"]);
+}

@@ -251,8 +251,8 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
                 digest::digest(&db, &week, &plan, &cfg.bot, json)
             }
         }
-        Command::Cases { json, state } => cases::list(&db, &state, json, now()),
-        Command::Case { id, json } => cases::show(&db, id, json, now()),
+        Command::Cases { json, state } => cases::list(&db, &state, json, now(), &cfg.bot.archive_url),
+        Command::Case { id, json } => cases::show(&db, id, json, now(), &cfg.bot.archive_url),
         Command::Serve { listen } => {
             serve::serve(&db, listen.as_deref().unwrap_or(&cfg.web.listen), &cfg.bot.archive_url, now)
         }

@@ -17,6 +17,7 @@ use crate::act::{self, policy};
 use crate::case::{CaseId, CaseView, Event, EventKind};
 use crate::classify::Kind;
 use crate::classify::outcome::Outcome;
+use crate::model::MessageId;
 use crate::render;
 use crate::store::{NewMail, RetestRequest, StoreError, Tx};
 use crate::thread::Incoming;
@@ -94,7 +95,7 @@ async fn command(
     }
     let case = world.case.as_ref();
     let out = render::reply(inc, &response, case, &acting.identity, &cause, now, settings.policy.max_commands);
-    queue(tx, &cause, "reply", case.map(|c| c.id), inc, Some(&sender), &out, &acting.identity, now).await?;
+    queue(tx, "reply", case.map(|c| c.id), Some(&inc.message_id), &sender, &out, &acting.identity, now).await?;
     tracing::info!(message_id = %inc.message_id, to = %sender, commands = response.outcomes.len(), "reply queued");
     if let (Some(target), Some(case)) = (response.request_retest, case) {
         let request = RetestRequest {
@@ -115,26 +116,22 @@ async fn command(
             RetestBackend::Email(to) => {
                 let out =
                     render::retest_request(&facts, to, &case.facts.report_message_id, &acting.identity, &cause, now);
-                queue(tx, &cause, "retest-request", Some(case.id), inc, Some(&sender), &out, &acting.identity, now)
-                    .await?;
+                let id = &acting.identity;
+                queue(tx, "retest-request", Some(case.id), Some(&inc.message_id), &sender, &out, id, now).await?;
             }
             RetestBackend::Command => {
                 // The sender runs the program with this JSON on stdin.
                 let json = serde_json::to_vec(&facts).unwrap_or_default();
-                let mail = NewMail {
-                    cause: cause.clone(),
+                let row = Row {
                     kind: "retest-command",
                     case: Some(case.id),
-                    in_reply_to: Some(inc.message_id.clone()),
-                    message_id: render::message_id(&cause, &acting.identity),
-                    addressee: Some(sender.clone()),
-                    recipients: Vec::new(),
-                    sender: acting.identity.address.clone(),
+                    in_reply_to: Some(&inc.message_id),
+                    addressee: &sender,
                     subject: format!("retest request: case {}", case.id),
-                    raw: json,
-                    created_at: now,
+                    recipients: Vec::new(),
                 };
-                tx.enqueue(&mail).await?;
+                let message_id = render::message_id(&cause, &acting.identity);
+                tx.enqueue(&row.new_mail(&cause, &message_id, json, &acting.identity, now)).await?;
             }
             RetestBackend::None => {}
         }
@@ -193,8 +190,8 @@ async fn verdicts(
                     &cause,
                     now,
                 );
-                queue(tx, &cause, "verdict", Some(case.id), inc, Some(&req.requested_by), &out, &acting.identity, now)
-                    .await?;
+                let id = &acting.identity;
+                queue(tx, "verdict", Some(case.id), Some(&inc.message_id), &req.requested_by, &out, id, now).await?;
                 tracing::info!(case = case.id.0, to = %req.requested_by, verdict = %verdict_text, "verdict queued");
             }
         }
@@ -203,32 +200,51 @@ async fn verdicts(
     Ok(())
 }
 
+/// Queues a mail the bot wrote: the outbox row of `out`, which answers
+/// `in_reply_to` (in `case`, for `addressee`).
 #[allow(clippy::too_many_arguments)]
 async fn queue(
     tx: &mut Tx<'_>,
-    cause: &str,
     kind: &'static str,
     case: Option<CaseId>,
-    inc: &Incoming,
-    addressee: Option<&str>,
+    in_reply_to: Option<&MessageId>,
+    addressee: &str,
     out: &render::Outgoing,
     identity: &render::Identity,
     now: i64,
 ) -> Result<bool, StoreError> {
-    let mail = NewMail {
-        cause: cause.to_string(),
-        kind,
-        case,
-        in_reply_to: Some(inc.message_id.clone()),
-        message_id: out.message_id.clone(),
-        addressee: addressee.map(str::to_string),
-        recipients: out.recipients(),
-        sender: identity.address.clone(),
-        subject: out.subject.clone(),
-        raw: out.to_rfc5322(identity),
-        created_at: now,
-    };
-    tx.enqueue(&mail).await
+    let row = Row { kind, case, in_reply_to, addressee, subject: out.subject.clone(), recipients: out.recipients() };
+    tx.enqueue(&row.new_mail(&out.cause, &out.message_id, out.to_rfc5322(identity), identity, now)).await
+}
+
+/// What an outbox row says besides its bytes.
+struct Row<'a> {
+    kind: &'static str,
+    case: Option<CaseId>,
+    in_reply_to: Option<&'a MessageId>,
+    addressee: &'a str,
+    subject: String,
+    recipients: Vec<String>,
+}
+
+impl Row<'_> {
+    /// The one place an outbox row is made: a mail's, or the retest
+    /// program's request.
+    fn new_mail(self, cause: &str, message_id: &str, raw: Vec<u8>, identity: &render::Identity, now: i64) -> NewMail {
+        NewMail {
+            cause: cause.to_string(),
+            kind: self.kind,
+            case: self.case,
+            in_reply_to: self.in_reply_to.cloned(),
+            message_id: message_id.to_string(),
+            addressee: Some(self.addressee.to_string()),
+            recipients: self.recipients,
+            sender: identity.address.clone(),
+            subject: self.subject,
+            raw,
+            created_at: now,
+        }
+    }
 }
 
 /// Reminders and timeouts of unanswered retest requests (see
@@ -254,26 +270,14 @@ pub(super) async fn remind(tx: &mut Tx<'_>, acting: &Acting, now: i64, remind_da
         // The request as it was made, from the case and what it named.
         let facts = render::RetestRequestFacts {
             request: req.message_id.to_string(),
-            request_link: acting.identity.link(&req.message_id),
+            request_link: req.message_id.link(&acting.identity.archive_url),
             requester: req.requested_by.clone(),
             ..render::RetestRequestFacts::of_case(&case, report.as_ref(), req.target.as_deref(), &acting.identity)
         };
         let cause = format!("reminder:{}:{}", case.id, req.message_id);
         let out = render::reminder(&facts, req.requested_at, to, &acting.identity, &cause, now);
-        let mail = NewMail {
-            cause: cause.clone(),
-            kind: "reminder",
-            case: Some(case.id),
-            in_reply_to: Some(case.facts.report_message_id.clone()),
-            message_id: out.message_id.clone(),
-            addressee: Some(req.requested_by.clone()),
-            recipients: out.recipients(),
-            sender: acting.identity.address.clone(),
-            subject: out.subject.clone(),
-            raw: out.to_rfc5322(&acting.identity),
-            created_at: now,
-        };
-        tx.enqueue(&mail).await?;
+        let report = Some(&case.facts.report_message_id);
+        queue(tx, "reminder", Some(case.id), report, &req.requested_by, &out, &acting.identity, now).await?;
         tx.mark_reminded(&req, now).await?;
         tracing::info!(case = case.id.0, "retest reminder queued");
     }
@@ -333,20 +337,7 @@ pub(super) async fn digests(
         let subject = digest::subject(&m);
         let body = digest::render(&m, &acting.identity.name, &plan.more);
         let out = render::digest(&subject, &body, &to, &acting.identity, &cause, now);
-        let mail = NewMail {
-            cause,
-            kind: "digest",
-            case: None,
-            in_reply_to: None,
-            message_id: out.message_id.clone(),
-            addressee: Some(to.clone()),
-            recipients: out.recipients(),
-            sender: acting.identity.address.clone(),
-            subject,
-            raw: out.to_rfc5322(&acting.identity),
-            created_at: now,
-        };
-        if tx.enqueue(&mail).await? {
+        if queue(tx, "digest", None, None, &to, &out, &acting.identity, now).await? {
             queued += 1;
             tracing::info!(week = %week.name, %to, "digest queued");
         }

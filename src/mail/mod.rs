@@ -464,14 +464,12 @@ fn char_floor(s: &str, max: usize) -> usize {
 
 /// A stable id for a message that has none: FNV-1a of its bytes.
 pub(crate) fn synthesize_message_id(raw: &[u8]) -> MessageId {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in raw {
-        if b == b'\r' {
-            continue; // the same message with CRLF or LF gets one id
-        }
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
+    let mut h = crate::model::Fnv::default();
+    // The same message with CRLF or LF gets one id.
+    for piece in raw.split(|&b| b == b'\r') {
+        h.write(piece);
     }
+    let h = h.finish();
     MessageId::new(&format!("{h:016x}@no-message-id.lkpbot")).expect("hex id is a valid Message-ID")
 }
 

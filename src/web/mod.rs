@@ -62,7 +62,8 @@ impl App {
         {
             return texts.clone();
         }
-        let texts: Arc<Vec<String>> = Arc::new(all.iter().map(|c| view::case_json(c).to_string()).collect());
+        let texts: Arc<Vec<String>> =
+            Arc::new(all.iter().map(|c| view::case_json(c, &self.archive).to_string()).collect());
         *cached() = Some((all.clone(), texts.clone()));
         texts
     }
@@ -240,7 +241,7 @@ async fn api_cases(
 async fn api_case(State(app): State<App>, id: Result<Path<String>, PathRejection>) -> Result<Response, Failure> {
     let id = case_id(id)?;
     match app.reader.case(id).await.map_err(Failure::store)? {
-        Some(c) => Ok(json(&view::case_json(&c))),
+        Some(c) => Ok(json(&view::case_json(&c, &app.archive))),
         None => Err(Failure::new(StatusCode::NOT_FOUND, format!("no case {}", id.0))),
     }
 }
