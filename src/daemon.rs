@@ -190,8 +190,6 @@ pub struct RunReport {
     pub sent: Sent,
 }
 
-/// Runs every source through `engine` until `shutdown` (or, with `once`,
-/// until each has made one pass).
 /// How a run goes besides its sources.
 pub struct RunSettings {
     pub stale_days: i64,
@@ -229,6 +227,8 @@ async fn digest_if_due(
     Ok(queued > 0)
 }
 
+/// Runs every source through `engine` until `shutdown` (or, with `once`,
+/// until each has made one pass).
 pub async fn run(
     mut engine: Engine,
     sources: Vec<SourceSpec>,

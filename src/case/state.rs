@@ -21,10 +21,6 @@ use crate::model::{MessageId, Verdict};
 
 pub const DAY: i64 = 86_400;
 
-/// Days without activity after which an open case is stale, unless the
-/// caller says otherwise.
-pub const DEFAULT_STALE_DAYS: i64 = 30;
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CaseState {

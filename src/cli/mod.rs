@@ -227,7 +227,7 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
     };
     let db = cli.db.clone().unwrap_or_else(|| cfg.store.path.clone());
     match cli.command {
-        Command::Classify { json, paths } => classify::classify_paths(&paths, json),
+        Command::Classify { json, paths } => classify::classify_paths(&paths, json, &settings(&cfg).classify),
         Command::Run { once } => run::run(&cfg, cli.config.as_deref(), &db, once, now),
         Command::Ingest { stale_days, act, paths } => {
             let days = stale_days.unwrap_or(cfg.bot.stale_days);
