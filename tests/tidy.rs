@@ -112,15 +112,14 @@ fn stage_of(rel: &str) -> &str {
     first.strip_suffix(".rs").unwrap_or(first)
 }
 
-/// Every `crate::NAME` (NAME a module or item) named outside comments,
-/// and every name of a `use crate::{a, b::c}` group, over lines too.
-fn crate_refs(text: &str) -> Vec<String> {
-    let code: String = text.lines().filter(|l| !l.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n");
+/// The first name after every `prefix` in `code`, and every name of a
+/// `prefix{a, b::c}` group (over lines too).
+fn names_after(code: &str, prefix: &str) -> Vec<String> {
     let ident = |s: &str| -> String { s.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect() };
     let mut out = Vec::new();
-    let mut rest = code.as_str();
-    while let Some(i) = rest.find("crate::") {
-        rest = &rest[i + 7..];
+    let mut rest = code;
+    while let Some(i) = rest.find(prefix) {
+        rest = &rest[i + prefix.len()..];
         if let Some(group) = rest.strip_prefix('{') {
             let inner = &group[..group.find('}').unwrap_or(group.len())];
             out.extend(inner.split(',').map(|p| ident(p.trim())));
@@ -130,6 +129,13 @@ fn crate_refs(text: &str) -> Vec<String> {
     }
     out.retain(|n| !n.is_empty());
     out
+}
+
+/// Every `crate::NAME` (NAME a module or item) named outside comments,
+/// and every name of a `use crate::{a, b::c}` group.
+fn crate_refs(text: &str) -> Vec<String> {
+    let code: String = text.lines().filter(|l| !l.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n");
+    names_after(&code, "crate::")
 }
 
 #[test]
@@ -177,21 +183,8 @@ fn stages_use_only_the_stages_before_them() {
 /// The first names of every `super::NAME`, `crate::MODULE::NAME` and
 /// every name of `super::{a, b::c}` (and `crate::MODULE::{...}`) in `code`.
 fn sibling_refs(code: &str, module: &str) -> Vec<String> {
-    let ident = |s: &str| -> String { s.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect() };
-    let mut out = Vec::new();
-    for prefix in ["super::".to_string(), format!("crate::{module}::")] {
-        let mut rest = code;
-        while let Some(i) = rest.find(&prefix) {
-            rest = &rest[i + prefix.len()..];
-            if let Some(group) = rest.strip_prefix('{') {
-                let inner = &group[..group.find('}').unwrap_or(group.len())];
-                out.extend(inner.split(',').map(|p| ident(p.trim())));
-            } else {
-                out.push(ident(rest));
-            }
-        }
-    }
-    out.retain(|n| !n.is_empty());
+    let mut out = names_after(code, "super::");
+    out.extend(names_after(code, &format!("crate::{module}::")));
     out
 }
 
