@@ -11,7 +11,7 @@
 use serde::Serialize;
 
 use crate::case::{CaseKind, CaseRecord, CaseState, EventKind, SubscriptionFilter, replay};
-use crate::classify::json::rfc3339;
+use crate::model::rfc3339;
 use crate::text::cut;
 
 /// Entries listed per section; the rest are counted.

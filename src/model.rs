@@ -282,6 +282,16 @@ impl Verdict {
     }
 }
 
+/// Seconds since the epoch -> `YYYY-MM-DDTHH:MM:SSZ` (UTC). Times beyond
+/// what a calendar can show (a hostile Date header) are clamped to the
+/// first or last second it can.
+pub fn rfc3339(ts: i64) -> String {
+    let min = jiff::Timestamp::MIN.as_second();
+    let max = jiff::Timestamp::MAX.as_second();
+    jiff::Timestamp::from_second(ts.clamp(min, max))
+        .map_or_else(|_| "1970-01-01T00:00:00Z".to_string(), |t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string())
+}
+
 /// FNV-1a, 64 bits: the stable hash of bytes every stage uses (an id
 /// for a message that has none, an outgoing mail's Message-ID, a table's
 /// checksum). Not for anything an attacker may aim at: it only names.
@@ -316,6 +326,15 @@ impl Fnv {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn dates() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(1_778_590_612), "2026-05-12T12:56:52Z");
+        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(rfc3339(-86_400), "1969-12-31T00:00:00Z");
+        assert!(rfc3339(i64::MAX).starts_with("9999-12-"), "{}", rfc3339(i64::MAX));
+    }
 
     /// The published FNV-1a 64 test vectors.
     #[test]

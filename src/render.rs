@@ -5,7 +5,7 @@
 //! bots leave it alone, and with a Message-ID derived from its cause, so
 //! writing it again gives the same message. Pure.
 
-use crate::act::policy::{Outcome, Response};
+use crate::act::policy::{Answer, Response};
 use crate::case::CaseView;
 use crate::commands;
 use crate::model::MessageId;
@@ -311,7 +311,7 @@ fn short(sha: &str) -> &str {
 }
 
 fn day(t: i64) -> String {
-    crate::classify::json::rfc3339(t).get(..10).unwrap_or("").to_string()
+    crate::model::rfc3339(t).get(..10).unwrap_or("").to_string()
 }
 
 /// The first name of a sender, else the address.
@@ -324,7 +324,7 @@ fn greeting_name(m: &Incoming) -> String {
 }
 
 /// What the bot says about each command.
-fn outcome_text(line: &str, o: &Outcome, case: Option<&CaseView>, max: usize) -> String {
+fn outcome_text(line: &str, o: &Answer, case: Option<&CaseView>, max: usize) -> String {
     let case_id = case.map_or(String::new(), |c| c.id.0.to_string());
     let vars = |extra: Vec<(&'static str, String)>| {
         let mut v = vec![("line", line.to_string()), ("case_id", case_id.clone())];
@@ -332,7 +332,7 @@ fn outcome_text(line: &str, o: &Outcome, case: Option<&CaseView>, max: usize) ->
         v
     };
     let (name, v) = match o {
-        Outcome::RetestRequested { target } => {
+        Answer::RetestRequested { target } => {
             let f = case.map(|c| &c.facts);
             (
                 "retest-requested",
@@ -347,15 +347,15 @@ fn outcome_text(line: &str, o: &Outcome, case: Option<&CaseView>, max: usize) ->
                 ]),
             )
         }
-        Outcome::AlreadyRequested { since, by } => {
+        Answer::AlreadyRequested { since, by } => {
             ("already-requested", vars(vec![("by", by.clone()), ("when", format!("on {}", day(*since)))]))
         }
-        Outcome::Done { what } => ("done", vars(vec![("what", what.clone())])),
-        Outcome::NotAllowed => {
+        Answer::Done { what } => ("done", vars(vec![("what", what.clone())])),
+        Answer::NotAllowed => {
             ("not-allowed", vars(vec![("addressees", case.map_or(String::new(), |c| c.facts.report_to.join(", ")))]))
         }
-        Outcome::MissingArgument { usage } => ("missing-argument", vars(vec![("usage", usage.clone())])),
-        Outcome::Unknown { verb, nearest } => (
+        Answer::MissingArgument { usage } => ("missing-argument", vars(vec![("usage", usage.clone())])),
+        Answer::Unknown { verb, nearest } => (
             "unknown",
             vars(vec![
                 ("verb", verb.clone()),
@@ -363,8 +363,8 @@ fn outcome_text(line: &str, o: &Outcome, case: Option<&CaseView>, max: usize) ->
                 ("commands", commands::help_text()),
             ]),
         ),
-        Outcome::CaseNotFound => ("case-not-found", vars(vec![])),
-        Outcome::Status { verdict, fix, last_activity } => {
+        Answer::CaseNotFound => ("case-not-found", vars(vec![])),
+        Answer::Status { verdict, fix, last_activity } => {
             let c = case.map(|c| (c.state.as_str().to_string(), day(c.facts.opened_at)));
             let (state, opened) = c.unwrap_or_default();
             let verdict = match (verdict, fix) {
@@ -382,11 +382,11 @@ fn outcome_text(line: &str, o: &Outcome, case: Option<&CaseView>, max: usize) ->
                 ]),
             )
         }
-        Outcome::Help => ("help", vars(vec![("commands", commands::help_text())])),
-        Outcome::Subscribed { filter } => ("subscribed", vars(vec![("filter", filter.clone())])),
-        Outcome::Unsubscribed => ("unsubscribed", vars(vec![])),
-        Outcome::BadFilter { why } => ("bad-filter", vars(vec![("why", why.clone())])),
-        Outcome::Ignored => ("ignored", vars(vec![("max", max.to_string())])),
+        Answer::Help => ("help", vars(vec![("commands", commands::help_text())])),
+        Answer::Subscribed { filter } => ("subscribed", vars(vec![("filter", filter.clone())])),
+        Answer::Unsubscribed => ("unsubscribed", vars(vec![])),
+        Answer::BadFilter { why } => ("bad-filter", vars(vec![("why", why.clone())])),
+        Answer::Ignored => ("ignored", vars(vec![("max", max.to_string())])),
     };
     fill(template(name), &v)
 }

@@ -10,7 +10,7 @@ use crate::text::cut;
 
 use crate::case::CaseRecord;
 use crate::case::{CaseKind, replay};
-use crate::classify::json::rfc3339;
+use crate::model::rfc3339;
 
 /// The commit as `{sha, short, subject}`: `sha` only when full.
 fn commit_json(c: &CaseRecord) -> Value {

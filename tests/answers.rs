@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 
 use lkpbot::act::policy::{self, Policy, World};
-use lkpbot::case::{CaseFacts, CaseId, CaseKind, CaseState, CaseView, Progress};
+use lkpbot::case::{CaseFacts, CaseId, CaseKind, CaseState, CaseView, Replayed};
 use lkpbot::classify::{ClassifyConfig, classify};
 use lkpbot::model::{Direction, MessageId, Verdict};
 use lkpbot::render::{self, Identity, Outgoing, RetestRequestFacts};
@@ -100,7 +100,7 @@ fn every_reply_to_a_command() {
     let pending = World { pending_retest: Some((NOW - 2 * 86_400, "first@example.org".into())), ..world() };
     let no_case = World { case: None, ..world() };
     let judged = World {
-        progress: Some(Progress {
+        progress: Some(Replayed {
             state: CaseState::RetestDone,
             verdict: Some(Verdict::PartlyRecovered),
             fix_commit: Some("6df13230b6a1b2c3d4e5f60718293a4b5c6d7e8f".into()),
@@ -111,7 +111,7 @@ fn every_reply_to_a_command() {
         case: Some(CaseView { state: CaseState::RetestDone, ..case() }),
         ..world()
     };
-    let quiet = World { progress: Some(Progress { last_activity: Some(NOW - 5 * 86_400), ..progress() }), ..world() };
+    let quiet = World { progress: Some(Replayed { last_activity: Some(NOW - 5 * 86_400), ..progress() }), ..world() };
     let two = Policy { max_commands: 2, ..Policy::default() };
     let rows: &[(&str, &str, &World, &Policy)] = &[
         ("retest-requested", "please retest", &world(), &p),
@@ -146,8 +146,8 @@ fn every_reply_to_a_command() {
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
 
-fn progress() -> Progress {
-    Progress {
+fn progress() -> Replayed {
+    Replayed {
         state: CaseState::Discussed,
         verdict: None,
         fix_commit: None,

@@ -19,7 +19,7 @@ pub mod policy;
 use crate::case::{CaseView, Event, EventKind};
 use crate::classify::Kind;
 use crate::commands::{Action, ArgUse, CommandLine, Who};
-use crate::thread::{Attachment, Decision, Incoming};
+use crate::thread::{Decision, Incoming, Membership};
 pub use policy::{Policy, counted};
 
 /// How far ahead of the clock a Date may be and still count: clocks of
@@ -47,7 +47,7 @@ pub fn apply(m: &Incoming, decision: Decision, cases: &[CaseView], policy: &Poli
         Decision::Attach(atts) => Decision::Attach(
             atts.into_iter()
                 .map(|att| match cases.iter().find(|v| v.id == att.case) {
-                    Some(case) => Attachment { events: command_events(m, case, policy, at), ..att },
+                    Some(case) => Membership { events: command_events(m, case, policy, at), ..att },
                     None => att,
                 })
                 .collect(),
@@ -216,7 +216,7 @@ mod tests {
         let m = mail("anyone@example.net", "#lkp resolve");
         let mut plain = m.clone();
         plain.classified.kind = Kind::Discussion;
-        let d = Decision::Attach(vec![Attachment {
+        let d = Decision::Attach(vec![Membership {
             case: CaseId(7),
             strategy: crate::case::Strategy::References,
             events: vec![],

@@ -9,7 +9,7 @@
 //! answers only go to fresh ones.
 
 use crate::case::CaseView;
-use crate::case::Progress;
+use crate::case::Replayed;
 use crate::classify::{ClassifyConfig, Kind};
 use crate::commands::{self, Action, Command, CommandLine, Who};
 use crate::model::Verdict;
@@ -89,7 +89,7 @@ pub struct World {
     pub case: Option<CaseView>,
     /// Its events replayed (with this mail's): the verdict, the last
     /// activity.
-    pub progress: Option<Progress>,
+    pub progress: Option<Replayed>,
     /// Whether the sender may close, reopen or rename that case.
     pub may_change: bool,
     /// A retest of the case the bot asked for and that is not answered:
@@ -130,7 +130,7 @@ pub enum Silence {
 
 /// What the bot says about one command.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Outcome {
+pub enum Answer {
     /// A retest is asked for (`target`: what to test, if named).
     RetestRequested {
         target: Option<String>,
@@ -181,7 +181,7 @@ pub enum Outcome {
 /// The answer to a command mail.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Response {
-    pub outcomes: Vec<(CommandLine, Outcome)>,
+    pub outcomes: Vec<(CommandLine, Answer)>,
     /// Ask the retest backend to rerun (at most once per mail).
     pub request_retest: Option<Option<String>>,
 }
@@ -257,53 +257,53 @@ pub fn respond(m: &Incoming, w: &World, rules: &Policy) -> Result<Response, Sile
         let outcome = outcome(m, w, &cl.command, &mut request_retest);
         outcomes.push((cl.clone(), outcome));
     }
-    outcomes.extend(beyond.into_iter().map(|cl| (cl.clone(), Outcome::Ignored)));
+    outcomes.extend(beyond.into_iter().map(|cl| (cl.clone(), Answer::Ignored)));
     Ok(Response { outcomes, request_retest })
 }
 
 /// What one command gets; the first retest of a mail is the one asked
 /// for (`request_retest`).
-fn outcome(m: &Incoming, w: &World, command: &Command, request_retest: &mut Option<Option<String>>) -> Outcome {
+fn outcome(m: &Incoming, w: &World, command: &Command, request_retest: &mut Option<Option<String>>) -> Answer {
     let verb = match command {
         Command::Unknown { verb } => {
-            return Outcome::Unknown { verb: verb.clone(), nearest: commands::nearest_verb(verb) };
+            return Answer::Unknown { verb: verb.clone(), nearest: commands::nearest_verb(verb) };
         }
         Command::Known { verb, .. } => *verb,
     };
     let arg = command.arg();
     if verb.action.needs_case() && w.case.is_none() {
-        return Outcome::CaseNotFound;
+        return Answer::CaseNotFound;
     }
     match verb.action {
-        Action::Help => Outcome::Help,
+        Action::Help => Answer::Help,
         Action::Subscribe => match crate::case::SubscriptionFilter::parse(arg.unwrap_or("")) {
-            Ok(f) => Outcome::Subscribed { filter: f.describe() },
-            Err(why) => Outcome::BadFilter { why },
+            Ok(f) => Answer::Subscribed { filter: f.describe() },
+            Err(why) => Answer::BadFilter { why },
         },
-        Action::Unsubscribe => Outcome::Unsubscribed,
+        Action::Unsubscribe => Answer::Unsubscribed,
         Action::Status => {
             let p = w.progress.as_ref();
             let opened = w.case.as_ref().map_or(0, |c| c.facts.opened_at);
-            Outcome::Status {
+            Answer::Status {
                 verdict: p.and_then(|p| p.verdict),
                 fix: p.and_then(|p| p.fix_commit.clone()),
                 last_activity: p.and_then(|p| p.last_activity).unwrap_or(opened),
             }
         }
         Action::Retest => match (&w.pending_retest, &request_retest) {
-            (Some((since, by)), _) => Outcome::AlreadyRequested { since: *since, by: by.clone() },
-            (None, Some(_)) => Outcome::AlreadyRequested { since: w.now, by: m.from.clone().unwrap_or_default() },
+            (Some((since, by)), _) => Answer::AlreadyRequested { since: *since, by: by.clone() },
+            (None, Some(_)) => Answer::AlreadyRequested { since: w.now, by: m.from.clone().unwrap_or_default() },
             (None, None) => {
                 let target = arg.map(str::to_string);
                 *request_retest = Some(target.clone());
-                Outcome::RetestRequested { target }
+                Answer::RetestRequested { target }
             }
         },
         Action::Change { .. } if verb.arg.is_some_and(|a| a.required) && arg.is_none() => {
-            Outcome::MissingArgument { usage: verb.syntax() }
+            Answer::MissingArgument { usage: verb.syntax() }
         }
-        Action::Change { .. } if verb.who == Who::Deciders && !w.may_change => Outcome::NotAllowed,
-        Action::Change { .. } => Outcome::Done { what: verb.done_text(arg) },
+        Action::Change { .. } if verb.who == Who::Deciders && !w.may_change => Answer::NotAllowed,
+        Action::Change { .. } => Answer::Done { what: verb.done_text(arg) },
     }
 }
 
@@ -440,30 +440,30 @@ mod tests {
         let may = World { may_change: true, ..world() };
         let pending = World { pending_retest: Some((NOW - 600, "first@example.org".into())), ..world() };
         let none = World { case: None, ..world() };
-        let out = |body: &str, w: &World| -> Vec<Outcome> {
+        let out = |body: &str, w: &World| -> Vec<Answer> {
             let m = mail("dev@example.org", "To: lkpbot@example.org\n", body, 1);
             respond(&m, w, &rules).unwrap().outcomes.into_iter().map(|(_, o)| o).collect()
         };
-        assert_eq!(out("please retest", &world()), [Outcome::RetestRequested { target: None }]);
+        assert_eq!(out("please retest", &world()), [Answer::RetestRequested { target: None }]);
         assert_eq!(
             out("#lkp test 0123456789ab", &world()),
-            [Outcome::RetestRequested { target: Some("0123456789ab".into()) }]
+            [Answer::RetestRequested { target: Some("0123456789ab".into()) }]
         );
         assert_eq!(
             out("please retest", &pending),
-            [Outcome::AlreadyRequested { since: NOW - 600, by: "first@example.org".into() }]
+            [Answer::AlreadyRequested { since: NOW - 600, by: "first@example.org".into() }]
         );
         // Twice in one mail: asked once.
         assert_eq!(
             out("please retest\n#lkp retest please", &world())[1],
-            Outcome::AlreadyRequested { since: NOW, by: "dev@example.org".into() }
+            Answer::AlreadyRequested { since: NOW, by: "dev@example.org".into() }
         );
-        assert_eq!(out("#lkp resolve", &world()), [Outcome::NotAllowed]);
-        assert_eq!(out("#lkp resolve", &may), [Outcome::Done { what: "marked resolved".into() }]);
-        assert_eq!(out("#lkp invalid", &may), [Outcome::MissingArgument { usage: "#lkp invalid <reason>".into() }]);
-        assert_eq!(out("#lkp status", &world()), [Outcome::Status { verdict: None, fix: None, last_activity: 0 }]);
+        assert_eq!(out("#lkp resolve", &world()), [Answer::NotAllowed]);
+        assert_eq!(out("#lkp resolve", &may), [Answer::Done { what: "marked resolved".into() }]);
+        assert_eq!(out("#lkp invalid", &may), [Answer::MissingArgument { usage: "#lkp invalid <reason>".into() }]);
+        assert_eq!(out("#lkp status", &world()), [Answer::Status { verdict: None, fix: None, last_activity: 0 }]);
         let replayed = World {
-            progress: Some(Progress {
+            progress: Some(Replayed {
                 state: CaseState::RetestDone,
                 verdict: Some(Verdict::Recovered),
                 fix_commit: Some("0123456789abcdef".into()),
@@ -475,24 +475,24 @@ mod tests {
         };
         assert_eq!(
             out("#lkp status", &replayed),
-            [Outcome::Status {
+            [Answer::Status {
                 verdict: Some(Verdict::Recovered),
                 fix: Some("0123456789abcdef".into()),
                 last_activity: NOW - 3600
             }]
         );
-        assert_eq!(out("#lkp retset", &world()), [Outcome::Unknown { verb: "retset".into(), nearest: Some("retest") }]);
-        assert_eq!(out("#lkp status", &none), [Outcome::CaseNotFound]);
-        assert_eq!(out("#lkp help", &none), [Outcome::Help]);
+        assert_eq!(out("#lkp retset", &world()), [Answer::Unknown { verb: "retset".into(), nearest: Some("retest") }]);
+        assert_eq!(out("#lkp status", &none), [Answer::CaseNotFound]);
+        assert_eq!(out("#lkp help", &none), [Answer::Help]);
         let many = "#lkp status\n".repeat(3);
         let limited = Policy { max_commands: 2, ..Policy::default() };
         let m = mail("dev@example.org", "", &many, 1);
         let o = respond(&m, &world(), &limited).unwrap().outcomes;
-        assert_eq!(o.last().map(|(_, o)| o), Some(&Outcome::Ignored));
+        assert_eq!(o.last().map(|(_, o)| o), Some(&Answer::Ignored));
         // With `max_commands = 2`, the third is ignored whatever it is.
         let m = mail("dev@example.org", "", "#lkp status\n#lkp status\n#lkp resolve", 1);
         let o = respond(&m, &World { may_change: true, ..world() }, &limited).unwrap().outcomes;
-        assert_eq!(o.last().map(|(_, o)| o), Some(&Outcome::Ignored));
+        assert_eq!(o.last().map(|(_, o)| o), Some(&Answer::Ignored));
         // A help line pasted beside a real command is not a command: no
         // retest of "<lore-link | ...>", and nothing counted against the
         // limit.

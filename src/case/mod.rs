@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use crate::model::{Direction, MessageId};
 pub use read::{CaseFilter, CaseMessage, CaseRecord, CaseRetest, SubscriptionFilter, related};
-pub use state::{CaseKind, CaseState, DAY, Event, EventKind, Progress, in_time_order, replay, stale_times, transition};
+pub use state::{CaseKind, CaseState, DAY, Event, EventKind, Replayed, in_time_order, replay, stale_times, transition};
 
 /// A case's number.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]

@@ -276,7 +276,7 @@ pub fn transition(state: CaseState, event: EventKind) -> CaseState {
 
 /// What replaying a case's events yields.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Progress {
+pub struct Replayed {
     pub state: CaseState,
     /// The latest retest verdict, and the fix commit it judged.
     pub verdict: Option<Verdict>,
@@ -301,8 +301,8 @@ pub fn in_time_order(events: &[Event]) -> Vec<&Event> {
 /// Folds [`transition`] over `events` in time order, starting from the
 /// kind's initial state; also returns the state after each event (in the
 /// sorted order) for timelines.
-pub fn replay(kind: CaseKind, events: &[Event]) -> (Progress, Vec<(&Event, CaseState)>) {
-    let mut p = Progress {
+pub fn replay(kind: CaseKind, events: &[Event]) -> (Replayed, Vec<(&Event, CaseState)>) {
+    let mut p = Replayed {
         state: kind.initial_state(),
         verdict: None,
         fix_commit: None,

@@ -12,7 +12,7 @@
 
 use std::collections::BTreeSet;
 
-use super::{Acting, RetestBackend, Settings};
+use super::{Acting, RetestTarget, Settings};
 use crate::act::{self, policy};
 use crate::case::{CaseId, CaseView, Event, EventKind};
 use crate::classify::Kind;
@@ -88,8 +88,8 @@ async fn command(
     };
     for (_, outcome) in &response.outcomes {
         match outcome {
-            policy::Outcome::Subscribed { filter } => tx.subscribe(&sender, filter, now).await?,
-            policy::Outcome::Unsubscribed => tx.unsubscribe(&sender).await?,
+            policy::Answer::Subscribed { filter } => tx.subscribe(&sender, filter, now).await?,
+            policy::Answer::Unsubscribed => tx.unsubscribe(&sender).await?,
             _ => {}
         }
     }
@@ -113,16 +113,16 @@ async fn command(
         let facts = render::RetestRequestFacts::new(case, report.as_ref(), inc, target.as_deref(), &acting.identity);
         let cause = format!("retest:{}:{}", case.id, inc.message_id);
         match &acting.retest {
-            RetestBackend::Email(to) => {
+            RetestTarget::Email(to) => {
                 let out =
                     render::retest_request(&facts, to, &case.facts.report_message_id, &acting.identity, &cause, now);
                 let id = &acting.identity;
                 queue(tx, "retest-request", Some(case.id), Some(&inc.message_id), &sender, &out, id, now).await?;
             }
-            RetestBackend::Command => {
+            RetestTarget::Command => {
                 // The sender runs the program with this JSON on stdin.
                 let json = serde_json::to_vec(&facts).unwrap_or_default();
-                let row = Row {
+                let row = OutboxRow {
                     kind: "retest-command",
                     case: Some(case.id),
                     in_reply_to: Some(&inc.message_id),
@@ -133,7 +133,7 @@ async fn command(
                 let message_id = render::message_id(&cause, &acting.identity);
                 tx.enqueue(&row.new_mail(&cause, &message_id, json, &acting.identity, now)).await?;
             }
-            RetestBackend::None => {}
+            RetestTarget::None => {}
         }
         tracing::info!(case = case.id.0, requested_by = %sender, "retest requested");
     }
@@ -213,12 +213,13 @@ async fn queue(
     identity: &render::Identity,
     now: i64,
 ) -> Result<bool, StoreError> {
-    let row = Row { kind, case, in_reply_to, addressee, subject: out.subject.clone(), recipients: out.recipients() };
+    let row =
+        OutboxRow { kind, case, in_reply_to, addressee, subject: out.subject.clone(), recipients: out.recipients() };
     tx.enqueue(&row.new_mail(&out.cause, &out.message_id, out.to_rfc5322(identity), identity, now)).await
 }
 
 /// What an outbox row says besides its bytes.
-struct Row<'a> {
+struct OutboxRow<'a> {
     kind: &'static str,
     case: Option<CaseId>,
     in_reply_to: Option<&'a MessageId>,
@@ -227,7 +228,7 @@ struct Row<'a> {
     recipients: Vec<String>,
 }
 
-impl Row<'_> {
+impl OutboxRow<'_> {
     /// The one place an outbox row is made: a mail's, or the retest
     /// program's request.
     fn new_mail(self, cause: &str, message_id: &str, raw: Vec<u8>, identity: &render::Identity, now: i64) -> NewMail {
@@ -262,7 +263,7 @@ pub(super) async fn remind(tx: &mut Tx<'_>, acting: &Acting, now: i64, remind_da
             tracing::info!(case = case.id.0, "retest request timed out");
             continue;
         }
-        let RetestBackend::Email(to) = &acting.retest else {
+        let RetestTarget::Email(to) = &acting.retest else {
             tx.mark_reminded(&req, now).await?;
             continue;
         };

@@ -21,7 +21,7 @@ use crate::classify::Kind;
 use crate::model::MessageId;
 use crate::store::rows::MessageRow;
 use crate::store::{StaleSweep, StoreError, Tx};
-use crate::thread::{self, Attachment, Candidates, Decision, Incoming, keys};
+use crate::thread::{self, Candidates, Decision, Incoming, Membership, keys};
 
 /// How often one message may be threaded again in one cascade before it
 /// counts as a loop (forged references can make cycles). Far above what
@@ -277,7 +277,7 @@ impl<'a, 't> Threader<'a, 't> {
             }
             (None, None) => None,
         };
-        let mut want: BTreeMap<CaseId, Attachment> = BTreeMap::new();
+        let mut want: BTreeMap<CaseId, Membership> = BTreeMap::new();
         for att in atts {
             if Some(att.case) != own_case {
                 want.entry(att.case).or_insert(att);

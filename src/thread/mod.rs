@@ -89,7 +89,7 @@ pub struct Candidates {
 
 /// A message joining one case, with what it does there.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Attachment {
+pub struct Membership {
     pub case: CaseId,
     pub strategy: Strategy,
     pub events: Vec<Event>,
@@ -106,9 +106,9 @@ pub enum Decision {
     /// thread it was sent into, if any. (Related cases are not decided
     /// here: the read side finds them from the cases' facts, so they do
     /// not depend on which report came first.)
-    Open { case: Box<CaseFacts>, thread: Vec<Attachment> },
+    Open { case: Box<CaseFacts>, thread: Vec<Membership> },
     /// The message joins existing cases.
-    Attach(Vec<Attachment>),
+    Attach(Vec<Membership>),
 }
 
 impl Incoming {

@@ -8,7 +8,7 @@ use askama::Template;
 use super::list::{Query, Sort, encode};
 use crate::case::CaseRecord;
 use crate::case::{CaseKind, CaseState, CaseView, replay};
-use crate::classify::json::rfc3339;
+use crate::model::rfc3339;
 use crate::view::{self, chart};
 
 pub struct Opt {
@@ -23,7 +23,7 @@ pub struct Count {
     pub current: bool,
 }
 
-pub struct Row {
+pub struct CaseRow {
     pub id: i64,
     pub href: String,
     pub state: &'static str,
@@ -56,7 +56,7 @@ pub struct Index {
     pub sort_activity: String,
     pub sort_oldest: String,
     pub api: String,
-    pub rows: Vec<Row>,
+    pub rows: Vec<CaseRow>,
 }
 
 fn tone(c: &CaseRecord) -> &'static str {
@@ -74,7 +74,7 @@ pub fn index(q: &Query, cases: &[&CaseRecord], counts: &[(CaseState, i64)], now:
         .iter()
         .map(|c| {
             let f = &c.view.facts;
-            Row {
+            CaseRow {
                 id: c.view.id.0,
                 href: format!("/cases/{}", c.view.id.0),
                 state: c.view.state.as_str(),
