@@ -39,6 +39,9 @@ pub(super) async fn act_on(
     }
 }
 
+/// A command mail: what the store knows around it, the policy's answer,
+/// then what the answer changes (subscriptions), the reply, and the
+/// retest it asks for.
 async fn command(
     tx: &mut Tx<'_>,
     settings: &Settings,
@@ -53,32 +56,7 @@ async fn command(
         return Ok(());
     }
     let now = (acting.clock)();
-    let case: Option<CaseView> = match cases.iter().next() {
-        Some(c) => tx.case_views(&[*c]).await?.pop(),
-        None => None,
-    };
-    let sender = inc.from.clone().unwrap_or_default();
-    let pending = match &case {
-        Some(c) => tx.open_retest_requests(c.id).await?.first().map(|r| (r.requested_at, r.requested_by.clone())),
-        None => None,
-    };
-    let world = policy::World {
-        now,
-        fetched_at,
-        may_change: case.as_ref().is_some_and(|c| settings.policy.may_change(inc.from.as_deref(), c)),
-        pending_retest: pending,
-        replies_to_sender: tx.mails_to_since("reply", &sender, now - 3600).await?,
-        replies_in_case: match &case {
-            Some(c) => tx.case_mails_since("reply", c.id, now - 3600).await?,
-            None => 0,
-        },
-        progress: match &case {
-            Some(c) => Some(crate::case::replay(c.facts.kind, &tx.events(c.id).await?).0),
-            None => None,
-        },
-        waiting,
-        case,
-    };
+    let world = look_around(tx, settings, inc, cases, now, fetched_at, waiting).await?;
     let response = match policy::respond(inc, &world, &settings.policy) {
         Ok(r) => r,
         Err(silence) => {
@@ -86,8 +64,9 @@ async fn command(
             return Ok(());
         }
     };
-    for (_, outcome) in &response.outcomes {
-        match outcome {
+    let sender = inc.from.clone().unwrap_or_default();
+    for (_, answer) in &response.outcomes {
+        match answer {
             policy::Answer::Subscribed { filter } => tx.subscribe(&sender, filter, now).await?,
             policy::Answer::Unsubscribed => tx.unsubscribe(&sender).await?,
             _ => {}
@@ -98,45 +77,94 @@ async fn command(
     queue(tx, "reply", case.map(|c| c.id), Some(&inc.message_id), &sender, &out, &acting.identity, now).await?;
     tracing::info!(message_id = %inc.message_id, to = %sender, commands = response.outcomes.len(), "reply queued");
     if let (Some(target), Some(case)) = (response.request_retest, case) {
-        let request = RetestRequest {
-            case: case.id,
-            message_id: inc.message_id.clone(),
-            requested_by: sender.clone(),
-            requested_at: now,
-            target: target.clone(),
-            answered_at: None,
-            reminded_at: None,
-            timed_out_at: None,
-        };
-        tx.add_retest_request(&request).await?;
-        let report = tx.report_facts(&case.facts.report_message_id).await?;
-        let facts = render::RetestRequestFacts::new(case, report.as_ref(), inc, target.as_deref(), &acting.identity);
-        let cause = format!("retest:{}:{}", case.id, inc.message_id);
-        match &acting.retest {
-            RetestTarget::Email(to) => {
-                let out =
-                    render::retest_request(&facts, to, &case.facts.report_message_id, &acting.identity, &cause, now);
-                let id = &acting.identity;
-                queue(tx, "retest-request", Some(case.id), Some(&inc.message_id), &sender, &out, id, now).await?;
-            }
-            RetestTarget::Command => {
-                // The sender runs the program with this JSON on stdin.
-                let json = serde_json::to_vec(&facts).unwrap_or_default();
-                let row = OutboxRow {
-                    kind: "retest-command",
-                    case: Some(case.id),
-                    in_reply_to: Some(&inc.message_id),
-                    addressee: &sender,
-                    subject: format!("retest request: case {}", case.id),
-                    recipients: Vec::new(),
-                };
-                let message_id = render::message_id(&cause, &acting.identity);
-                tx.enqueue(&row.new_mail(&cause, &message_id, json, &acting.identity, now)).await?;
-            }
-            RetestTarget::None => {}
-        }
-        tracing::info!(case = case.id.0, requested_by = %sender, "retest requested");
+        request_retest(tx, &acting, inc, case, target, now).await?;
     }
+    Ok(())
+}
+
+/// What the store knows around a command mail, for the policy: its case
+/// (the first it is in) replayed, who may change it, a pending retest,
+/// and the replies of the last hour.
+async fn look_around(
+    tx: &mut Tx<'_>,
+    settings: &Settings,
+    inc: &Incoming,
+    cases: &BTreeSet<CaseId>,
+    now: i64,
+    fetched_at: i64,
+    waiting: bool,
+) -> Result<policy::World, StoreError> {
+    let case: Option<CaseView> = match cases.iter().next() {
+        Some(c) => tx.case_views(&[*c]).await?.pop(),
+        None => None,
+    };
+    let sender = inc.from.clone().unwrap_or_default();
+    let mut world = policy::World {
+        now,
+        fetched_at,
+        replies_to_sender: tx.mails_to_since("reply", &sender, now - 3600).await?,
+        waiting,
+        ..policy::World::default()
+    };
+    if let Some(c) = &case {
+        world.may_change = settings.policy.may_change(inc.from.as_deref(), c);
+        world.pending_retest =
+            tx.open_retest_requests(c.id).await?.first().map(|r| (r.requested_at, r.requested_by.clone()));
+        world.replies_in_case = tx.case_mails_since("reply", c.id, now - 3600).await?;
+        world.progress = Some(crate::case::replay(c.facts.kind, &tx.events(c.id).await?).0);
+    }
+    world.case = case;
+    Ok(world)
+}
+
+/// Records the retest a command asked for and hands it to the backend:
+/// a mail to the LKP team, or the configured program's request.
+async fn request_retest(
+    tx: &mut Tx<'_>,
+    acting: &Acting,
+    inc: &Incoming,
+    case: &CaseView,
+    target: Option<String>,
+    now: i64,
+) -> Result<(), StoreError> {
+    let sender = inc.from.clone().unwrap_or_default();
+    let request = RetestRequest {
+        case: case.id,
+        message_id: inc.message_id.clone(),
+        requested_by: sender.clone(),
+        requested_at: now,
+        target: target.clone(),
+        answered_at: None,
+        reminded_at: None,
+        timed_out_at: None,
+    };
+    tx.add_retest_request(&request).await?;
+    let report = tx.report_facts(&case.facts.report_message_id).await?;
+    let facts = render::RetestRequestFacts::new(case, report.as_ref(), inc, target.as_deref(), &acting.identity);
+    let cause = format!("retest:{}:{}", case.id, inc.message_id);
+    match &acting.retest {
+        RetestTarget::Email(to) => {
+            let out = render::retest_request(&facts, to, &case.facts.report_message_id, &acting.identity, &cause, now);
+            let id = &acting.identity;
+            queue(tx, "retest-request", Some(case.id), Some(&inc.message_id), &sender, &out, id, now).await?;
+        }
+        RetestTarget::Command => {
+            // The sender runs the program with this JSON on stdin.
+            let json = serde_json::to_vec(&facts).unwrap_or_default();
+            let row = OutboxRow {
+                kind: "retest-command",
+                case: Some(case.id),
+                in_reply_to: Some(&inc.message_id),
+                addressee: &sender,
+                subject: format!("retest request: case {}", case.id),
+                recipients: Vec::new(),
+            };
+            let message_id = render::message_id(&cause, &acting.identity);
+            tx.enqueue(&row.new_mail(&cause, &message_id, json, &acting.identity, now)).await?;
+        }
+        RetestTarget::None => {}
+    }
+    tracing::info!(case = case.id.0, requested_by = %sender, "retest requested");
     Ok(())
 }
 
