@@ -52,7 +52,7 @@ pub struct CaseFacts {
     /// Functional reports: the first issue signature; build reports: the
     /// first new diagnostic.
     pub signature: Option<String>,
-    /// See [`keys::subject_key`] and [`keys::patch_key`].
+    /// See `thread::keys::subject_key` and `thread::keys::patch_key`.
     pub subject_key: Option<String>,
     pub patch_key: Option<String>,
 }
