@@ -291,44 +291,10 @@ pub fn parse(raw: &[u8]) -> Mail {
         t == "multipart/report" || t == "message/delivery-status"
     });
 
-    let mut body = String::new();
-    for i in 0..msg.text_body_count() {
-        if let Some(t) = msg.body_text(i) {
-            if !body.is_empty() {
-                body.push('\n');
-            }
-            body.push_str(&t);
-        }
-        if body.len() > MAX_BODY_BYTES {
-            break;
-        }
-    }
-    if body.is_empty() && msg.text_body_count() == 0 && msg.attachment_count() == 0 {
-        // A message whose only part mail-parser could not type: fall back
-        // to the raw bytes after the header block.
-        body = String::from_utf8_lossy(bare::after_headers(&clean)).into_owned();
-    }
+    let body = text_body(&msg, &clean);
     let body = normalise_text(body, &mut problems);
 
-    let attachments = msg
-        .attachments()
-        .map(|p| {
-            let content_type = p
-                .content_type()
-                .map(|c| match c.subtype() {
-                    Some(s) => format!("{}/{}", c.ctype(), s),
-                    None => c.ctype().to_string(),
-                })
-                .unwrap_or_else(|| "application/octet-stream".into())
-                .to_ascii_lowercase();
-            let raw = p.contents();
-            // Measured with LF line ends, so a message's size does not
-            // depend on how it was stored.
-            let size = raw.len() - raw.windows(2).filter(|w| w == b"\r\n").count();
-            let text = (p.is_text() && !p.is_text_html()).then(|| p.text_contents()).flatten().map(attachment_text);
-            Attachment { name: p.attachment_name().map(str::to_string), content_type, size, text }
-        })
-        .collect();
+    let attachments = attachments(&msg);
 
     Mail {
         message_id,
@@ -350,6 +316,52 @@ pub fn parse(raw: &[u8]) -> Mail {
         layout: Layout::Rfc822,
         problems,
     }
+}
+
+/// The text parts one after the other (HTML ones as text), at most about
+/// `MAX_BODY_BYTES`; for a message whose only part mail-parser could not
+/// type, the raw bytes after the header block.
+fn text_body(msg: &mail_parser::Message<'_>, clean: &[u8]) -> String {
+    let mut body = String::new();
+    for i in 0..msg.text_body_count() {
+        if let Some(t) = msg.body_text(i) {
+            if !body.is_empty() {
+                body.push('\n');
+            }
+            body.push_str(&t);
+        }
+        if body.len() > MAX_BODY_BYTES {
+            break;
+        }
+    }
+    if body.is_empty() && msg.text_body_count() == 0 && msg.attachment_count() == 0 {
+        // A message whose only part mail-parser could not type: fall back
+        // to the raw bytes after the header block.
+        body = String::from_utf8_lossy(bare::after_headers(clean)).into_owned();
+    }
+    body
+}
+
+/// The attachments: name, type, size and (plain text) their text.
+fn attachments(msg: &mail_parser::Message<'_>) -> Vec<Attachment> {
+    msg.attachments()
+        .map(|p| {
+            let content_type = p
+                .content_type()
+                .map(|c| match c.subtype() {
+                    Some(s) => format!("{}/{}", c.ctype(), s),
+                    None => c.ctype().to_string(),
+                })
+                .unwrap_or_else(|| "application/octet-stream".into())
+                .to_ascii_lowercase();
+            let raw = p.contents();
+            // Measured with LF line ends, so a message's size does not
+            // depend on how it was stored.
+            let size = raw.len() - raw.windows(2).filter(|w| w == b"\r\n").count();
+            let text = (p.is_text() && !p.is_text_html()).then(|| p.text_contents()).flatten().map(attachment_text);
+            Attachment { name: p.attachment_name().map(str::to_string), content_type, size, text }
+        })
+        .collect()
 }
 
 /// `List-Id: Linux kernel list <linux-kernel.vger.kernel.org>` -> the id.
