@@ -1,7 +1,8 @@
-//! Commands addressed to the bot, read from a mail's unquoted lines.
-//!
-//! Syntax only: who may run a command, rate limits and replies belong to
-//! later stages. Quoted lines never count (a reply quoting someone's
+//! Commands addressed to the bot, read from a mail's unquoted lines, and
+//! the table of every command ([`VERBS`]): its name, argument, who may
+//! run it, what it does and its help line, in one entry, so a new verb
+//! touches one place. Reading is syntax only: `act` applies the table
+//! (who may, what changes, rate limits), `render` writes the replies. Quoted lines never count (a reply quoting someone's
 //! `#lkp retest` must not retest again), and at most [`MAX_COMMANDS`] are
 //! read from one mail. Case-insensitive. Pure.
 
@@ -9,47 +10,333 @@ use regex::Regex;
 use serde::Serialize;
 use std::sync::LazyLock;
 
+use crate::case::EventKind;
 use crate::mail::quote;
-use crate::text::{Needles, strip_signature};
+use crate::text::{Needles, edit_distance, strip_signature};
 
 /// The most commands read from one mail; `[bot] max_commands` may act on
 /// fewer.
 pub const MAX_COMMANDS: usize = 10;
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(tag = "command", rename_all = "kebab-case")]
-pub enum Command {
-    /// `please retest`, `#lkp retest`.
+/// Who may run a command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Who {
+    /// Anyone on the thread.
+    Anyone,
+    /// The report's addressees (the robot mails the commit's author and
+    /// committer), the maintainers and the LKP team.
+    Deciders,
+}
+
+/// Where a command's argument goes in the event it records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArgUse {
+    /// The event's note (the line itself when there is no argument).
+    Note,
+    /// The event's fix commit; the note is the line.
+    FixCommit,
+}
+
+/// What a command does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Asks the LKP team to run the report's test again (on the argument,
+    /// if any): the case records `retest-requested`.
     Retest,
-    /// `#lkp test <lore-link | git-url branch | sha>`, or "please test this
-    /// patch" with the patch inline or attached (no argument).
-    Test {
-        target: Option<String>,
+    /// Records `event` in the case, with the argument where `arg` says;
+    /// the reply says `done` (or `done_with`, the argument in place of
+    /// `{arg}`, when there is one).
+    Change {
+        event: EventKind,
+        arg: ArgUse,
+        done: &'static str,
+        done_with: Option<&'static str>,
     },
-    Fixed {
-        sha: Option<String>,
-    },
-    Resolve,
-    Invalid {
-        reason: Option<String>,
-    },
-    Dup {
-        case: Option<String>,
-    },
-    Reopen,
-    Title {
-        text: Option<String>,
-    },
-    Subscribe {
-        filter: Option<String>,
-    },
-    Unsubscribe,
+    /// The case's state, in the reply.
     Status,
+    /// The commands, in the reply.
     Help,
-    /// `#lkp <something we do not know>`: answered with the help text.
-    Unknown {
-        verb: String,
+    /// The weekly digest for the sender (the argument is a filter).
+    Subscribe,
+    Unsubscribe,
+}
+
+impl Action {
+    /// Whether the command is about the case of the thread it is sent in.
+    pub fn needs_case(self) -> bool {
+        matches!(self, Action::Retest | Action::Change { .. } | Action::Status)
+    }
+}
+
+/// A command's argument: its name (the field in `classify --json`), how
+/// the help writes it, and whether the command needs it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Arg {
+    pub field: &'static str,
+    pub placeholder: &'static str,
+    pub required: bool,
+}
+
+/// One command: everything about it is here, so a new verb is one entry
+/// of [`VERBS`].
+#[derive(Debug, PartialEq, Eq)]
+pub struct Verb {
+    /// `#lkp NAME`.
+    pub name: &'static str,
+    /// Other spellings of the name.
+    pub aliases: &'static [&'static str],
+    pub arg: Option<Arg>,
+    /// The plain-English form the help names beside it ("please retest").
+    pub plain: Option<&'static str>,
+    pub who: Who,
+    pub action: Action,
+    /// What the help says it does.
+    pub help: &'static str,
+}
+
+const fn arg(field: &'static str, placeholder: &'static str, required: bool) -> Option<Arg> {
+    Some(Arg { field, placeholder, required })
+}
+
+/// Every command, in the order the help lists them.
+pub const VERBS: &[Verb] = &[
+    Verb {
+        name: "retest",
+        aliases: &[],
+        arg: None,
+        plain: Some("please retest"),
+        who: Who::Anyone,
+        action: Action::Retest,
+        help: "run the report's test again",
     },
+    Verb {
+        name: "test",
+        aliases: &[],
+        arg: arg("target", "<lore-link | git-url branch | sha>", false),
+        plain: None,
+        who: Who::Anyone,
+        action: Action::Retest,
+        help: "test a fix",
+    },
+    Verb {
+        name: "fixed",
+        aliases: &[],
+        arg: arg("sha", "<sha>", false),
+        plain: None,
+        who: Who::Deciders,
+        action: Action::Change {
+            event: EventKind::Resolved,
+            arg: ArgUse::FixCommit,
+            done: "marked resolved",
+            done_with: Some("marked resolved, fixed by {arg}"),
+        },
+        help: "the fix is merged: resolve",
+    },
+    Verb {
+        name: "resolve",
+        aliases: &["resolved"],
+        arg: None,
+        plain: None,
+        who: Who::Deciders,
+        action: Action::Change {
+            event: EventKind::Resolved,
+            arg: ArgUse::Note,
+            done: "marked resolved",
+            done_with: None,
+        },
+        help: "close the case",
+    },
+    Verb {
+        name: "invalid",
+        aliases: &[],
+        arg: arg("reason", "<reason>", true),
+        plain: None,
+        who: Who::Deciders,
+        action: Action::Change {
+            event: EventKind::Invalid,
+            arg: ArgUse::Note,
+            done: "marked invalid",
+            done_with: Some("marked invalid ({arg})"),
+        },
+        help: "not a real regression",
+    },
+    Verb {
+        name: "dup",
+        aliases: &["duplicate"],
+        arg: arg("case", "<case>", true),
+        plain: None,
+        who: Who::Deciders,
+        action: Action::Change {
+            event: EventKind::Duplicate,
+            arg: ArgUse::Note,
+            done: "marked a duplicate",
+            done_with: Some("marked a duplicate of case {arg}"),
+        },
+        help: "the same as another case",
+    },
+    Verb {
+        name: "reopen",
+        aliases: &[],
+        arg: None,
+        plain: None,
+        who: Who::Deciders,
+        action: Action::Change { event: EventKind::Reopened, arg: ArgUse::Note, done: "reopened", done_with: None },
+        help: "open a closed case again",
+    },
+    Verb {
+        name: "title",
+        aliases: &[],
+        arg: arg("text", "<text>", true),
+        plain: None,
+        who: Who::Deciders,
+        action: Action::Change {
+            event: EventKind::Retitled,
+            arg: ArgUse::Note,
+            done: "retitled",
+            done_with: Some("retitled \"{arg}\""),
+        },
+        help: "rename the case",
+    },
+    Verb {
+        name: "status",
+        aliases: &[],
+        arg: None,
+        plain: None,
+        who: Who::Anyone,
+        action: Action::Status,
+        help: "the case's state",
+    },
+    Verb {
+        name: "help",
+        aliases: &[],
+        arg: None,
+        plain: None,
+        who: Who::Anyone,
+        action: Action::Help,
+        help: "this list",
+    },
+    Verb {
+        name: "subscribe",
+        aliases: &[],
+        arg: arg("filter", "[filter]", false),
+        plain: None,
+        who: Who::Anyone,
+        action: Action::Subscribe,
+        help: "the weekly digest",
+    },
+    Verb {
+        name: "unsubscribe",
+        aliases: &[],
+        arg: None,
+        plain: None,
+        who: Who::Anyone,
+        action: Action::Unsubscribe,
+        help: "no more digests",
+    },
+];
+
+impl Verb {
+    /// The verb `#lkp WORD` names, by name or alias (any case).
+    pub fn named(word: &str) -> Option<&'static Verb> {
+        let w = word.to_ascii_lowercase();
+        VERBS.iter().find(|v| v.name == w || v.aliases.contains(&w.as_str()))
+    }
+
+    /// How the command is written, with its argument's placeholder:
+    /// `#lkp test <lore-link | git-url branch | sha>`.
+    pub fn syntax(&self) -> String {
+        match &self.arg {
+            Some(a) => format!("#lkp {} {}", self.name, a.placeholder),
+            None => format!("#lkp {}", self.name),
+        }
+    }
+
+    /// The command's line in the help, as the bot writes it: its syntax
+    /// (and plain form), then what it does.
+    pub fn help_line(&self) -> String {
+        let syntax = match self.plain {
+            Some(p) => format!("{}, {p}", self.syntax()),
+            None => self.syntax(),
+        };
+        if syntax.len() < 36 { format!("{syntax:<36} {}", self.help) } else { format!("{syntax}   {}", self.help) }
+    }
+
+    /// What the reply says a change did, with the command's argument.
+    pub fn done_text(&self, arg: Option<&str>) -> String {
+        let Action::Change { done, done_with, .. } = self.action else { return "done".into() };
+        match (done_with, arg) {
+            (Some(with), Some(a)) => with.replace("{arg}", a),
+            _ => done.to_string(),
+        }
+    }
+}
+
+/// Whether `line` is one of the bot's own help lines (or a command's
+/// syntax with its placeholder), copied back: someone quoting the help,
+/// not asking. Spaces do not count: a mail client may re-flow them.
+pub fn is_help_line(line: &str) -> bool {
+    let norm = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ").to_ascii_lowercase();
+    let line = norm(line);
+    VERBS.iter().any(|v| line == norm(&v.help_line()) || (v.arg.is_some() && line == norm(&v.syntax())))
+}
+
+/// The commands of the help, one line each, indented for a reply.
+pub fn help_text() -> String {
+    VERBS.iter().map(|v| format!("  {}", v.help_line())).collect::<Vec<_>>().join("\n")
+}
+
+/// A command as read from a line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Command {
+    /// A verb of [`VERBS`] and its argument, if one was given.
+    Known { verb: &'static Verb, arg: Option<String> },
+    /// `#lkp <something we do not know>`: answered with the help text.
+    Unknown { verb: String },
+}
+
+impl Command {
+    /// The command `name` (a verb of [`VERBS`]) with `arg`; `None` for a
+    /// name that is no verb.
+    pub fn new(name: &str, arg: Option<&str>) -> Option<Command> {
+        Some(Command::Known { verb: Verb::named(name)?, arg: arg.map(str::to_string) })
+    }
+
+    /// The verb, unless the command is unknown.
+    pub fn verb(&self) -> Option<&'static Verb> {
+        match self {
+            Command::Known { verb, .. } => Some(verb),
+            Command::Unknown { .. } => None,
+        }
+    }
+
+    pub fn arg(&self) -> Option<&str> {
+        match self {
+            Command::Known { arg, .. } => arg.as_deref(),
+            Command::Unknown { .. } => None,
+        }
+    }
+}
+
+/// `{"command": NAME, ARG_FIELD: ARG}` (the field even when no argument
+/// was given), `{"command": "unknown", "verb": ...}`.
+impl Serialize for Command {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        match self {
+            Command::Known { verb, arg } => {
+                m.serialize_entry("command", verb.name)?;
+                if let Some(a) = &verb.arg {
+                    m.serialize_entry(a.field, arg)?;
+                }
+            }
+            Command::Unknown { verb } => {
+                m.serialize_entry("command", "unknown")?;
+                m.serialize_entry("verb", verb)?;
+            }
+        }
+        m.end()
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -69,25 +356,16 @@ static PLEASE_TEST_PATCH: LazyLock<Regex> = LazyLock::new(|| {
         .expect("static regex")
 });
 
-fn arg(s: Option<&str>) -> Option<String> {
+fn given(s: Option<&str>) -> Option<String> {
     s.map(str::trim).filter(|s| !s.is_empty()).map(str::to_string)
 }
 
-fn parse_lkp(verb: &str, rest: Option<&str>) -> Command {
-    match verb.to_ascii_lowercase().as_str() {
-        "retest" => Command::Retest,
-        "test" => Command::Test { target: arg(rest) },
-        "fixed" => Command::Fixed { sha: arg(rest) },
-        "resolve" | "resolved" => Command::Resolve,
-        "invalid" => Command::Invalid { reason: arg(rest) },
-        "dup" | "duplicate" => Command::Dup { case: arg(rest) },
-        "reopen" => Command::Reopen,
-        "title" => Command::Title { text: arg(rest) },
-        "subscribe" => Command::Subscribe { filter: arg(rest) },
-        "unsubscribe" => Command::Unsubscribe,
-        "status" => Command::Status,
-        "help" | "" => Command::Help,
-        other => Command::Unknown { verb: other.chars().take(40).collect() },
+fn parse_lkp(word: &str, rest: Option<&str>) -> Command {
+    let word = if word.is_empty() { "help" } else { word };
+    match Verb::named(word) {
+        // A verb without an argument ignores what follows it.
+        Some(verb) => Command::Known { verb, arg: verb.arg.and_then(|_| given(rest)) },
+        None => Command::Unknown { verb: word.to_ascii_lowercase().chars().take(40).collect() },
     }
 }
 
@@ -111,8 +389,16 @@ pub fn parse(body: &str) -> Vec<CommandLine> {
     if !may_contain(body) {
         return Vec::new();
     }
-    let own = quote::unquoted(body);
-    let own = strip_signature(&own);
+    parse_unquoted(&quote::unquoted(body))
+}
+
+/// [`parse`] on the unquoted lines of a body (`mail::quote::unquoted`),
+/// which the classifier computes once per message.
+pub fn parse_unquoted(own: &str) -> Vec<CommandLine> {
+    if !may_contain(own) {
+        return Vec::new();
+    }
+    let own = strip_signature(own);
     let lines: Vec<&str> = own.lines().map(str::trim).collect();
     let mut out = Vec::new();
     let mut i = 0;
@@ -139,9 +425,9 @@ pub fn parse(body: &str) -> Vec<CommandLine> {
                 None => continue,
             }
         } else if PLEASE_RETEST.is_match(t) {
-            (Command::Retest, t.to_string())
+            (parse_lkp("retest", None), t.to_string())
         } else if PLEASE_TEST_PATCH.is_match(t) {
-            (Command::Test { target: None }, t.to_string())
+            (parse_lkp("test", None), t.to_string())
         } else {
             continue;
         };
@@ -169,46 +455,15 @@ fn continues(line: &str, next: &str) -> bool {
         && !PLEASE_RETEST.is_match(next)
 }
 
-/// The verbs `#lkp` knows, for help texts and "did you mean".
-pub const VERBS: &[&str] = &[
-    "retest",
-    "test",
-    "fixed",
-    "resolve",
-    "invalid",
-    "dup",
-    "reopen",
-    "title",
-    "subscribe",
-    "unsubscribe",
-    "status",
-    "help",
-];
-
 /// The verb nearest to an unknown one, if any is near (a typo).
 pub fn nearest_verb(verb: &str) -> Option<&'static str> {
     let v = verb.to_ascii_lowercase();
     VERBS
         .iter()
-        .map(|k| (edit_distance(&v, k), *k))
+        .map(|k| (edit_distance(&v, k.name), k.name))
         .filter(|(d, k)| *d <= (k.len() / 3).max(1) || k.starts_with(&v) && v.len() >= 3)
         .min_by_key(|(d, _)| *d)
         .map(|(_, k)| k)
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
-    }
-    row[b.len()]
 }
 
 #[cfg(test)]
@@ -219,6 +474,11 @@ mod tests {
         parse(body).into_iter().map(|c| c.command).collect()
     }
 
+    /// The command `name` with `arg`.
+    fn c(name: &str, arg: Option<&str>) -> Command {
+        Command::new(name, arg).unwrap()
+    }
+
     #[test]
     fn recognises_each_command() {
         let body = "#lkp retest\n#LKP test https://lore.kernel.org/r/x@y\n#lkp fixed 01b9da291c\n#lkp resolve\n\
@@ -226,23 +486,23 @@ mod tests {
         assert_eq!(
             cmds(body),
             vec![
-                Command::Retest,
-                Command::Test { target: Some("https://lore.kernel.org/r/x@y".into()) },
-                Command::Fixed { sha: Some("01b9da291c".into()) },
-                Command::Resolve,
-                Command::Invalid { reason: Some("not a kernel issue".into()) },
-                Command::Dup { case: Some("12".into()) },
-                Command::Reopen,
-                Command::Title { text: Some("New title".into()) },
+                c("retest", None),
+                c("test", Some("https://lore.kernel.org/r/x@y")),
+                c("fixed", Some("01b9da291c")),
+                c("resolve", None),
+                c("invalid", Some("not a kernel issue")),
+                c("dup", Some("12")),
+                c("reopen", None),
+                c("title", Some("New title")),
             ]
         );
         assert_eq!(
             cmds("#lkp subscribe tree:linus\n#lkp unsubscribe\n#lkp status\n#lkp help\n#lkp frobnicate\n"),
             vec![
-                Command::Subscribe { filter: Some("tree:linus".into()) },
-                Command::Unsubscribe,
-                Command::Status,
-                Command::Help,
+                c("subscribe", Some("tree:linus")),
+                c("unsubscribe", None),
+                c("status", None),
+                c("help", None),
                 Command::Unknown { verb: "frobnicate".into() },
             ]
         );
@@ -250,9 +510,9 @@ mod tests {
 
     #[test]
     fn plain_english_forms() {
-        assert_eq!(cmds("Please retest.\n"), vec![Command::Retest]);
-        assert_eq!(cmds("Oliver, please retest\n"), vec![Command::Retest]);
-        assert_eq!(cmds("Please test this patch on top of next:\n"), vec![Command::Test { target: None }]);
+        assert_eq!(cmds("Please retest.\n"), vec![c("retest", None)]);
+        assert_eq!(cmds("Oliver, please retest\n"), vec![c("retest", None)]);
+        assert_eq!(cmds("Please test this patch on top of next:\n"), vec![c("test", None)]);
         assert!(cmds("Could you please retest with the fix applied to your tree and the config?\n").is_empty());
     }
 
@@ -267,21 +527,18 @@ mod tests {
         let body = "#lkp title mm: the frobnicator takes the page lock twice on the slow\npath under memory pressure\n\nthanks\n";
         assert_eq!(
             cmds(body),
-            vec![Command::Title {
-                text: Some(
-                    "mm: the frobnicator takes the page lock twice on the slow path under memory pressure".into()
-                )
-            }]
+            vec![c(
+                "title",
+                Some("mm: the frobnicator takes the page lock twice on the slow path under memory pressure")
+            )]
         );
         let url = "#lkp test https://lore.kernel.org/all/20260512101010.12345-1-jack@\nsuse.cz/\n";
         assert_eq!(
             cmds(url),
-            vec![Command::Test {
-                target: Some("https://lore.kernel.org/all/20260512101010.12345-1-jack@suse.cz/".into())
-            }]
+            vec![c("test", Some("https://lore.kernel.org/all/20260512101010.12345-1-jack@suse.cz/"))]
         );
         // A short command line is whole: the next line is prose.
-        assert_eq!(cmds("#lkp invalid flaky\nThanks, Bob\n"), vec![Command::Invalid { reason: Some("flaky".into()) }]);
+        assert_eq!(cmds("#lkp invalid flaky\nThanks, Bob\n"), vec![c("invalid", Some("flaky"))]);
         // Nor does a wrapped line swallow the next command.
         let two = "#lkp title a title that is long enough to have been wrapped by the client\n#lkp status\n";
         assert_eq!(cmds(two).len(), 2);
@@ -298,5 +555,46 @@ mod tests {
     #[test]
     fn at_most_ten() {
         assert_eq!(parse(&"#lkp status\n".repeat(50)).len(), MAX_COMMANDS);
+    }
+
+    /// The help the bot sends is never read back as a request, and never
+    /// wraps (a wrapped help line would be half a command).
+    #[test]
+    fn help_lines_are_not_commands() {
+        for v in VERBS {
+            let line = format!("  {}", v.help_line());
+            assert!(line.chars().count() <= 76, "{line}");
+            assert!(is_help_line(&line), "{line}");
+            assert!(is_help_line(&line.split_whitespace().collect::<Vec<_>>().join("  ")), "{line}");
+        }
+        assert!(is_help_line("#lkp test <lore-link | git-url branch | sha>"));
+        assert!(!is_help_line("#lkp test 0123456789ab"));
+        assert!(!is_help_line("#lkp retest"));
+        assert!(!is_help_line("please retest"));
+        // Each parses as a command (or an unknown one): only the rule says
+        // it is the help.
+        assert_eq!(parse(&help_text()).len(), MAX_COMMANDS);
+    }
+
+    #[test]
+    fn every_verb_has_one_entry_and_its_aliases_are_its_own() {
+        for (i, v) in VERBS.iter().enumerate() {
+            assert_eq!(Verb::named(v.name).map(|x| x.name), Some(v.name));
+            for a in v.aliases {
+                assert_eq!(Verb::named(a).map(|x| x.name), Some(v.name));
+            }
+            assert!(VERBS[i + 1..].iter().all(|w| w.name != v.name && !w.aliases.contains(&v.name)));
+            assert_eq!(nearest_verb(v.name), Some(v.name));
+        }
+    }
+
+    /// `classify --json` writes a command as `{"command", ARG_FIELD, "line"}`.
+    #[test]
+    fn json_names_the_argument() {
+        let json = serde_json::to_string(&parse("#lkp test abc\n#lkp retest\n#lkp fixed\n#lkp frob x\n")).unwrap();
+        assert_eq!(
+            json,
+            r##"[{"command":"test","target":"abc","line":"#lkp test abc"},{"command":"retest","line":"#lkp retest"},{"command":"fixed","sha":null,"line":"#lkp fixed"},{"command":"unknown","verb":"frob","line":"#lkp frob x"}]"##
+        );
     }
 }

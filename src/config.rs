@@ -598,6 +598,14 @@ mod tests {
         Config::parse(text, Path::new("test.toml"))
     }
 
+    /// The stale window is the config's: 30 days unless `[bot]
+    /// stale_days` says otherwise (`ingest --stale-days` on top).
+    #[test]
+    fn stale_days_default_to_thirty() {
+        assert_eq!(parse("").unwrap().bot.stale_days, 30);
+        assert_eq!(parse("[bot]\nstale_days = 7\n").unwrap().bot.stale_days, 7);
+    }
+
     #[test]
     fn no_file_is_the_embedded_defaults() {
         let c = parse("").unwrap();

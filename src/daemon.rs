@@ -229,8 +229,6 @@ pub struct RunReport {
     pub sent: Sent,
 }
 
-/// Runs every source through `engine` until `shutdown` (or, with `once`,
-/// until each has made one pass).
 /// How a run goes besides its sources.
 pub struct RunSettings {
     pub stale_days: i64,
@@ -268,6 +266,8 @@ async fn digest_if_due(
     Ok(queued > 0)
 }
 
+/// Runs every source through `engine` until `shutdown` (or, with `once`,
+/// until each has made one pass).
 pub async fn run(
     mut engine: Engine,
     sources: Vec<SourceSpec>,

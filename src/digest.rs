@@ -10,8 +10,8 @@
 
 use serde::Serialize;
 
-use crate::case::{CaseKind, CaseRecord, CaseState, EventKind, SubscriptionFilter, replay};
-use crate::classify::json::rfc3339;
+use crate::case::{CaseKind, CaseRecord, CaseState, Event, EventKind, SubscriptionFilter, replay, stale_times};
+use crate::model::rfc3339;
 use crate::text::cut;
 
 /// Entries listed per section; the rest are counted.
@@ -147,7 +147,7 @@ fn line(c: &CaseRecord, state: CaseState, week: &Week, archive_url: &str) -> Lin
         age_days: ((week.end - f.opened_at) / DAY).max(0),
         state: state.as_str().to_string(),
         last_event: last,
-        link: format!("{archive_url}{}", f.report_message_id.url_segment()),
+        link: f.report_message_id.link(archive_url),
         note: None,
     }
 }
@@ -182,17 +182,8 @@ pub fn model(
         if f.opened_at >= week.end || filter.is_some_and(|(flt, who)| !flt.matches(c, who)) {
             continue;
         }
-        // The case as it stood at the end of the week: its events then,
-        // and the stale marks its activity up to then implies.
-        let mut events: Vec<crate::case::Event> =
-            c.events.iter().filter(|e| e.at < week.end && e.kind != EventKind::Stale).cloned().collect();
-        if stale_days > 0 {
-            for t in crate::case::stale_times(f.kind, &events, week.end, stale_days) {
-                events.push(crate::case::Event::new(t, EventKind::Stale, None));
-            }
-        }
-        let (progress, _) = replay(f.kind, &events);
-        let state = progress.state;
+        let events = events_by_week_end(c, week, stale_days);
+        let state = replay(f.kind, &events).0.state;
         let l = line(c, state, week, archive_url);
         match f.kind {
             CaseKind::PerfImprovement => {
@@ -219,18 +210,7 @@ pub fn model(
         if in_week(f.opened_at) {
             m.new.push(l.clone());
         }
-        for e in events.iter().filter(|e| in_week(e.at) && e.kind.is_retest_result()) {
-            let mut v = l.clone();
-            // A rerun without a fix says the regression is still there; a
-            // result the mail does not give says only that.
-            v.note = Some(match e.kind {
-                EventKind::Confirmed => "still regressed".to_string(),
-                EventKind::StillPresent => e.note.clone().unwrap_or_else(|| "still present".to_string()),
-                EventKind::ResultUnknown => "result unknown".to_string(),
-                _ => e.verdict.map_or("no verdict", |v| v.as_str()).to_string(),
-            });
-            m.verdicts.push(v);
-        }
+        m.verdicts.extend(verdicts(&l, &events, week));
         match state {
             CaseState::Resolved if events.iter().any(|e| e.kind == EventKind::Resolved && in_week(e.at)) => {
                 m.resolved.push(l.clone())
@@ -249,6 +229,48 @@ pub fn model(
             m.open.push(l);
         }
     }
+    sort_sections(&mut m);
+    m.by_tree = trees.into_values().collect();
+    m
+}
+
+/// A case as it stood at the end of the week: its events until then, and
+/// the stale marks its activity up to then implies.
+fn events_by_week_end(c: &CaseRecord, week: &Week, stale_days: i64) -> Vec<Event> {
+    let mut events: Vec<Event> =
+        c.events.iter().filter(|e| e.at < week.end && e.kind != EventKind::Stale).cloned().collect();
+    if stale_days > 0 {
+        for t in stale_times(c.view.facts.kind, &events, week.end, stale_days) {
+            events.push(Event::new(t, EventKind::Stale, None));
+        }
+    }
+    events
+}
+
+/// The week's retest results of a case, each a line with what it found.
+fn verdicts(l: &Line, events: &[Event], week: &Week) -> Vec<Line> {
+    let in_week = |t: i64| t >= week.start && t < week.end;
+    events
+        .iter()
+        .filter(|e| in_week(e.at) && e.kind.is_retest_result())
+        .map(|e| {
+            let mut v = l.clone();
+            // A rerun without a fix says the regression is still there; a
+            // result the mail does not give says only that.
+            v.note = Some(match e.kind {
+                EventKind::Confirmed => "still regressed".to_string(),
+                EventKind::StillPresent => e.note.clone().unwrap_or_else(|| "still present".to_string()),
+                EventKind::ResultUnknown => "result unknown".to_string(),
+                _ => e.verdict.map_or("no verdict", |v| v.as_str()).to_string(),
+            });
+            v
+        })
+        .collect()
+}
+
+/// Open regressions worst first (|change|, then age), waiting retests
+/// longest first, the other sections by case.
+fn sort_sections(m: &mut Model) {
     m.open.sort_by(|a, b| {
         let sev = |l: &Line| l.change_pct.map_or(0.0, f64::abs);
         sev(b).total_cmp(&sev(a)).then(a.opened_at.cmp(&b.opened_at)).then(a.id.cmp(&b.id))
@@ -257,8 +279,6 @@ pub fn model(
     for v in [&mut m.new, &mut m.verdicts, &mut m.fixes_posted, &mut m.resolved, &mut m.stale, &mut m.improvements] {
         v.sort_by_key(|l| l.id);
     }
-    m.by_tree = trees.into_values().collect();
-    m
 }
 
 /// The week whose digest is due at `now`, if any: once the configured

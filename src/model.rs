@@ -114,6 +114,12 @@ impl MessageId {
         MessageId::from_bytes(&out)
     }
 
+    /// The message in the archive whose base URL is `archive_url` (`[bot]
+    /// archive_url`): the one way every stage links a message.
+    pub fn link(&self, archive_url: &str) -> String {
+        format!("{archive_url}{}", self.url_segment())
+    }
+
     /// The id as a URL path segment: every byte a path segment cannot
     /// hold as it is (`%`, `/`, `?`, `#`, non-ASCII) as `%XX`.
     pub fn url_segment(&self) -> String {
@@ -335,8 +341,68 @@ impl Auth {
     }
 }
 
+/// Seconds since the epoch -> `YYYY-MM-DDTHH:MM:SSZ` (UTC). Times beyond
+/// what a calendar can show (a hostile Date header) are clamped to the
+/// first or last second it can.
+pub fn rfc3339(ts: i64) -> String {
+    let min = jiff::Timestamp::MIN.as_second();
+    let max = jiff::Timestamp::MAX.as_second();
+    jiff::Timestamp::from_second(ts.clamp(min, max))
+        .map_or_else(|_| "1970-01-01T00:00:00Z".to_string(), |t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string())
+}
+
+/// FNV-1a, 64 bits: the stable hash of bytes every stage uses (an id
+/// for a message that has none, an outgoing mail's Message-ID, a table's
+/// checksum). Not for anything an attacker may aim at: it only names.
+#[derive(Clone, Copy, Debug)]
+pub struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Fnv {
+    pub fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 ^= u64::from(b);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+
+    pub fn finish(self) -> u64 {
+        self.0
+    }
+
+    /// The hash of `bytes`.
+    pub fn of(bytes: &[u8]) -> u64 {
+        let mut h = Fnv::default();
+        h.write(bytes);
+        h.finish()
+    }
+}
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn dates() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(1_778_590_612), "2026-05-12T12:56:52Z");
+        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(rfc3339(-86_400), "1969-12-31T00:00:00Z");
+        assert!(rfc3339(i64::MAX).starts_with("9999-12-"), "{}", rfc3339(i64::MAX));
+    }
+
+    /// The published FNV-1a 64 test vectors.
+    #[test]
+    fn fnv_1a() {
+        assert_eq!(Fnv::of(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(Fnv::of(b"a"), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(Fnv::of(b"foobar"), 0x8594_4171_f739_67e8);
+    }
+
     use super::*;
 
     #[test]

@@ -5,8 +5,9 @@
 //! bots leave it alone, and with a Message-ID derived from its cause, so
 //! writing it again gives the same message. Pure.
 
-use crate::act::policy::{Outcome, Response};
+use crate::act::policy::{Answer, Response};
 use crate::case::CaseView;
+use crate::commands;
 use crate::model::MessageId;
 use crate::thread::Incoming;
 
@@ -41,17 +42,37 @@ fn template(name: &str) -> &'static str {
     TEMPLATES.iter().find(|(n, _)| *n == name).map_or("", |(_, t)| t)
 }
 
-/// `{name}` placeholders replaced by their values; unknown ones are left.
+/// `{name}` placeholders of `template` replaced by their values, in one
+/// pass: a value is never read again, so text from mail that holds
+/// `{case_id}` stays as written. Unknown placeholders are left.
 pub fn fill(template: &str, vars: &[(&str, String)]) -> String {
-    let mut out = template.to_string();
-    for (k, v) in vars {
-        out = out.replace(&format!("{{{k}}}"), v);
+    let mut out = String::with_capacity(template.len() + 64);
+    let mut rest = template;
+    while let Some(i) = rest.find('{') {
+        out.push_str(&rest[..i]);
+        rest = &rest[i..];
+        let value =
+            rest[1..].find('}').and_then(|j| vars.iter().find(|(k, _)| *k == &rest[1..=j]).map(|(_, v)| (j, v)));
+        match value {
+            Some((j, v)) => {
+                out.push_str(v);
+                rest = &rest[j + 2..];
+            }
+            None => {
+                out.push('{');
+                rest = &rest[1..];
+            }
+        }
     }
+    out.push_str(rest);
     out
 }
 
 /// Lines longer than [`WIDTH`] broken at spaces; quoted lines (`>`) and
-/// words longer than a line (a URL) are left whole.
+/// words longer than a line (a URL) are left whole. A line's lead (its
+/// indentation, or a field's name and the spaces after it, as in
+/// `config:         x86_64`) is kept as written, and what is broken off
+/// is indented under the text after it.
 pub fn wrap(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 16);
     for line in text.lines() {
@@ -60,25 +81,65 @@ pub fn wrap(text: &str) -> String {
             out.push('\n');
             continue;
         }
-        let indent: String = line.chars().take_while(|c| *c == ' ').collect();
-        let mut cur = String::new();
-        for word in line.split_whitespace() {
-            if !cur.is_empty() && cur.chars().count() + 1 + word.chars().count() > WIDTH {
+        let (lead, rest) = line.split_at(lead_len(line));
+        let indent = " ".repeat(lead.chars().count());
+        let mut cur = lead.to_string();
+        for word in phrases(rest) {
+            if cur.len() > lead.len() && cur.chars().count() + 1 + word.chars().count() > WIDTH {
                 out.push_str(&cur);
                 out.push('\n');
-                cur.clear();
-            }
-            if cur.is_empty() {
-                cur.push_str(&indent);
-            } else {
+                cur.clone_from(&indent);
+            } else if cur.len() > lead.len() {
                 cur.push(' ');
             }
-            cur.push_str(word);
+            cur.push_str(&word);
         }
         out.push_str(&cur);
         out.push('\n');
     }
     out
+}
+
+/// The words of `text`, a phrase in double quotes (a command, a filter)
+/// kept as one when it fits on a line.
+fn phrases(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut open: Option<String> = None;
+    for word in text.split_whitespace() {
+        match open.take() {
+            Some(mut p) => {
+                p.push(' ');
+                p.push_str(word);
+                if word.contains('"') {
+                    out.push(p);
+                } else {
+                    open = Some(p);
+                }
+            }
+            None if word.starts_with('"') && word[1..].find('"').is_none() => open = Some(word.to_string()),
+            None => out.push(word.to_string()),
+        }
+    }
+    if let Some(p) = open {
+        out.extend(p.split(' ').map(str::to_string));
+    }
+    out.into_iter()
+        .flat_map(|p| if p.chars().count() > WIDTH / 2 { p.split(' ').map(str::to_string).collect() } else { vec![p] })
+        .collect()
+}
+
+/// How much of a line to keep as written when wrapping it: its leading
+/// spaces, or a field's name and the run of two or more spaces after it.
+fn lead_len(line: &str) -> usize {
+    let spaces = line.len() - line.trim_start_matches(' ').len();
+    if spaces > 0 {
+        return spaces;
+    }
+    let Some(colon) = line.find(':') else { return 0 };
+    let after = &line[colon + 1..];
+    let gap = after.len() - after.trim_start_matches(' ').len();
+    let name = &line[..colon];
+    if gap >= 2 && !name.is_empty() && name.len() <= 20 && !name.contains("  ") { colon + 1 + gap } else { 0 }
 }
 
 /// Who the bot is in what it writes.
@@ -91,10 +152,6 @@ pub struct Identity {
 }
 
 impl Identity {
-    pub fn link(&self, id: &MessageId) -> String {
-        format!("{}{}", self.archive_url, id.url_segment())
-    }
-
     fn domain(&self) -> &str {
         self.address.rsplit_once('@').map_or("lkpbot.invalid", |(_, d)| d)
     }
@@ -103,6 +160,8 @@ impl Identity {
 /// A mail ready to be queued.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Outgoing {
+    /// What made it (the outbox holds one mail per cause).
+    pub cause: String,
     /// Without brackets.
     pub message_id: String,
     pub to: Vec<String>,
@@ -117,12 +176,51 @@ pub struct Outgoing {
 
 /// The Message-ID of the mail `cause` makes: the same cause, the same id.
 pub fn message_id(cause: &str, id: &Identity) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in cause.bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
+    let h = crate::model::Fnv::of(cause.as_bytes());
     format!("lkpbot.{h:016x}@{}", id.domain())
+}
+
+/// The mail a thread's message gets in answer: it replies to `parent`
+/// (whose References are `references`), or starts a thread of its own.
+pub struct Parent<'a> {
+    pub message_id: &'a MessageId,
+    pub references: &'a [MessageId],
+}
+
+/// The one constructor of a mail the bot writes: its Message-ID derived
+/// from `cause`, threaded under `parent`, the body with the footer and
+/// wrapped at [`WIDTH`]. Every kind of mail (reply, retest request,
+/// reminder, verdict, digest) is made here.
+#[allow(clippy::too_many_arguments)]
+pub fn compose(
+    id: &Identity,
+    cause: &str,
+    to: Vec<String>,
+    cc: Vec<String>,
+    subject: String,
+    parent: Option<Parent<'_>>,
+    body: &str,
+    now: i64,
+) -> Outgoing {
+    let (in_reply_to, references) = match parent {
+        Some(p) => {
+            let mut refs = p.references.to_vec();
+            refs.push(p.message_id.clone());
+            (Some(p.message_id.clone()), refs)
+        }
+        None => (None, Vec::new()),
+    };
+    Outgoing {
+        cause: cause.to_string(),
+        message_id: message_id(cause, id),
+        to,
+        cc,
+        subject,
+        in_reply_to,
+        references,
+        body: wrap(&with_footer(body, id)),
+        date: now,
+    }
 }
 
 fn rfc2822(t: i64) -> String {
@@ -209,26 +307,13 @@ fn re(subject: &str) -> String {
     if s.len() >= 3 && s[..3].eq_ignore_ascii_case("re:") { s.to_string() } else { format!("Re: {s}") }
 }
 
-fn day(t: i64) -> String {
-    crate::classify::json::rfc3339(t).get(..10).unwrap_or("").to_string()
+/// A commit as replies name it: at most twelve digits.
+fn short(sha: &str) -> &str {
+    sha.get(..12).unwrap_or(sha)
 }
 
-fn commands_list() -> String {
-    [
-        "please retest / #lkp retest          run the report's test again",
-        "#lkp test <lore-link | git-url branch | sha>   test a fix",
-        "#lkp fixed <sha>                     the fix is merged: resolve",
-        "#lkp resolve, #lkp reopen            close or reopen the case",
-        "#lkp invalid <reason>                not a real regression",
-        "#lkp dup <case>                      the same as another case",
-        "#lkp title <text>                    rename the case",
-        "#lkp status, #lkp help               the case's state, this list",
-        "#lkp subscribe [filter], #lkp unsubscribe   the weekly digest",
-    ]
-    .iter()
-    .map(|l| format!("  {l}"))
-    .collect::<Vec<_>>()
-    .join("\n")
+fn day(t: i64) -> String {
+    crate::model::rfc3339(t).get(..10).unwrap_or("").to_string()
 }
 
 /// The first name of a sender, else the address.
@@ -241,7 +326,7 @@ fn greeting_name(m: &Incoming) -> String {
 }
 
 /// What the bot says about each command.
-fn outcome_text(line: &str, o: &Outcome, case: Option<&CaseView>, max: usize) -> String {
+fn outcome_text(line: &str, o: &Answer, case: Option<&CaseView>, max: usize) -> String {
     let case_id = case.map_or(String::new(), |c| c.id.0.to_string());
     let vars = |extra: Vec<(&'static str, String)>| {
         let mut v = vec![("line", line.to_string()), ("case_id", case_id.clone())];
@@ -249,7 +334,7 @@ fn outcome_text(line: &str, o: &Outcome, case: Option<&CaseView>, max: usize) ->
         v
     };
     let (name, v) = match o {
-        Outcome::RetestRequested { target } => {
+        Answer::RetestRequested { target } => {
             let f = case.map(|c| &c.facts);
             (
                 "retest-requested",
@@ -264,41 +349,46 @@ fn outcome_text(line: &str, o: &Outcome, case: Option<&CaseView>, max: usize) ->
                 ]),
             )
         }
-        Outcome::AlreadyRequested { since, by } => {
+        Answer::AlreadyRequested { since, by } => {
             ("already-requested", vars(vec![("by", by.clone()), ("when", format!("on {}", day(*since)))]))
         }
-        Outcome::Done { what } => ("done", vars(vec![("what", what.clone())])),
-        Outcome::NotAllowed => {
+        Answer::Done { what } => ("done", vars(vec![("what", what.clone())])),
+        Answer::NotAllowed => {
             ("not-allowed", vars(vec![("addressees", case.map_or(String::new(), |c| c.facts.report_to.join(", ")))]))
         }
-        Outcome::MissingArgument { usage } => ("missing-argument", vars(vec![("usage", (*usage).to_string())])),
-        Outcome::Unknown { verb, nearest } => (
+        Answer::MissingArgument { usage } => ("missing-argument", vars(vec![("usage", usage.clone())])),
+        Answer::Unknown { verb, nearest } => (
             "unknown",
             vars(vec![
                 ("verb", verb.clone()),
                 ("nearest", nearest.map_or(String::new(), |n| format!(" (did you mean \"#lkp {n}\"?)"))),
-                ("commands", commands_list()),
+                ("commands", commands::help_text()),
             ]),
         ),
-        Outcome::CaseNotFound => ("case-not-found", vars(vec![])),
-        Outcome::Status => {
+        Answer::CaseNotFound => ("case-not-found", vars(vec![])),
+        Answer::Status { verdict, fix, last_activity } => {
             let c = case.map(|c| (c.state.as_str().to_string(), day(c.facts.opened_at)));
             let (state, opened) = c.unwrap_or_default();
+            let verdict = match (verdict, fix) {
+                (Some(v), Some(f)) => format!(", retest verdict {} (fix {})", v.as_str(), short(f)),
+                (Some(v), None) => format!(", retest verdict {}", v.as_str()),
+                (None, _) => String::new(),
+            };
             (
                 "status",
                 vars(vec![
                     ("state", state),
-                    ("verdict", String::new()),
+                    ("verdict", verdict),
                     ("opened", opened),
-                    ("updated", String::new()),
+                    ("updated", day(*last_activity)),
                 ]),
             )
         }
-        Outcome::Help => ("help", vars(vec![("commands", commands_list())])),
-        Outcome::Subscribed { filter } => ("subscribed", vars(vec![("filter", filter.clone())])),
-        Outcome::Unsubscribed => ("unsubscribed", vars(vec![])),
-        Outcome::BadFilter { why } => ("bad-filter", vars(vec![("why", why.clone())])),
-        Outcome::Ignored => ("ignored", vars(vec![("max", max.to_string())])),
+        Answer::Help => ("help", vars(vec![("commands", commands::help_text())])),
+        Answer::Subscribed { filter } => ("subscribed", vars(vec![("filter", filter.clone())])),
+        Answer::Unsubscribed => ("unsubscribed", vars(vec![])),
+        Answer::BadFilter { why } => ("bad-filter", vars(vec![("why", why.clone())])),
+        Answer::Ignored => ("ignored", vars(vec![("max", max.to_string())])),
     };
     fill(template(name), &v)
 }
@@ -321,7 +411,7 @@ pub fn reply(
             &[
                 ("case_id", c.id.0.to_string()),
                 ("title", c.facts.title.clone()),
-                ("link", id.link(&c.facts.report_message_id)),
+                ("link", c.facts.report_message_id.link(&id.archive_url)),
             ],
         )
     });
@@ -334,18 +424,8 @@ pub fn reply(
     let mut cc: Vec<String> = m.to.iter().chain(&m.cc).filter(|a| *a != me && **a != sender).cloned().collect();
     cc.sort();
     cc.dedup();
-    let mut references = m.references.clone();
-    references.push(m.message_id.clone());
-    Outgoing {
-        message_id: message_id(cause, id),
-        to: vec![sender],
-        cc,
-        subject: re(&m.subject),
-        in_reply_to: Some(m.message_id.clone()),
-        references,
-        body: wrap(&with_footer(&body, id)),
-        date: now,
-    }
+    let parent = Parent { message_id: &m.message_id, references: &m.references };
+    compose(id, cause, vec![sender], cc, re(&m.subject), Some(parent), &body, now)
 }
 
 /// What the retest backend is asked, as text (the mail) and as JSON (the
@@ -397,7 +477,7 @@ impl RetestRequestFacts {
             case: case.id.0,
             title: case.facts.title.clone(),
             report: case.facts.report_message_id.to_string(),
-            report_link: id.link(&case.facts.report_message_id),
+            report_link: case.facts.report_message_id.link(&id.archive_url),
             request: String::new(),
             request_link: String::new(),
             requester: String::new(),
@@ -423,7 +503,7 @@ impl RetestRequestFacts {
     ) -> RetestRequestFacts {
         RetestRequestFacts {
             request: m.message_id.to_string(),
-            request_link: id.link(&m.message_id),
+            request_link: m.message_id.link(&id.archive_url),
             requester: m.from.clone().unwrap_or_default(),
             ..RetestRequestFacts::of_case(case, report, target, id)
         }
@@ -459,31 +539,15 @@ pub fn retest_request(
             ("request_link", f.request_link.clone()),
         ],
     );
-    Outgoing {
-        message_id: message_id(cause, id),
-        to: vec![to.to_string()],
-        cc: Vec::new(),
-        subject: format!("retest request: case {}: {}", f.case, f.title),
-        in_reply_to: Some(report.clone()),
-        references: vec![report.clone()],
-        body: wrap(&with_footer(&body, id)),
-        date: now,
-    }
+    let subject = format!("retest request: case {}: {}", f.case, f.title);
+    let parent = Parent { message_id: report, references: &[] };
+    compose(id, cause, vec![to.to_string()], Vec::new(), subject, Some(parent), &body, now)
 }
 
 /// The weekly digest as a mail to `to`.
 pub fn digest(subject: &str, body: &str, to: &str, id: &Identity, cause: &str, now: i64) -> Outgoing {
     let text = fill(template("digest"), &[("body", body.trim_end().to_string())]);
-    Outgoing {
-        message_id: message_id(cause, id),
-        to: vec![to.to_string()],
-        cc: Vec::new(),
-        subject: subject.to_string(),
-        in_reply_to: None,
-        references: Vec::new(),
-        body: wrap(&with_footer(&text, id)),
-        date: now,
-    }
+    compose(id, cause, vec![to.to_string()], Vec::new(), subject.to_string(), None, &text, now)
 }
 
 /// A reminder of a retest request nobody answered.
@@ -500,16 +564,9 @@ pub fn reminder(f: &RetestRequestFacts, requested_at: i64, to: &str, id: &Identi
         ],
     );
     let report = MessageId::new(&f.report);
-    Outgoing {
-        message_id: message_id(cause, id),
-        to: vec![to.to_string()],
-        cc: Vec::new(),
-        subject: format!("reminder: retest request: case {}: {}", f.case, f.title),
-        in_reply_to: report.clone(),
-        references: report.into_iter().collect(),
-        body: wrap(&with_footer(&body, id)),
-        date: now,
-    }
+    let subject = format!("reminder: retest request: case {}: {}", f.case, f.title);
+    let parent = report.as_ref().map(|r| Parent { message_id: r, references: &[] });
+    compose(id, cause, vec![to.to_string()], Vec::new(), subject, parent, &body, now)
 }
 
 /// The verdict, to whoever asked for the retest.
@@ -532,7 +589,7 @@ pub fn verdict(
         &[
             ("case_id", case.id.0.to_string()),
             ("title", case.facts.title.clone()),
-            ("link", id.link(&case.facts.report_message_id)),
+            ("link", case.facts.report_message_id.link(&id.archive_url)),
         ],
     );
     let body = fill(
@@ -544,22 +601,12 @@ pub fn verdict(
             ("share", share.map_or(String::new(), |s| format!(", {:.0}% of the regression recovered", s * 100.0))),
             ("fix", fix.to_string()),
             ("metric", metric.to_string()),
-            ("result_link", id.link(&result.message_id)),
+            ("result_link", result.message_id.link(&id.archive_url)),
             ("case", case_text.trim_end().to_string()),
         ],
     );
-    let mut references = result.references.clone();
-    references.push(result.message_id.clone());
-    Outgoing {
-        message_id: message_id(cause, id),
-        to: vec![requester.to_string()],
-        cc: Vec::new(),
-        subject: re(&result.subject),
-        in_reply_to: Some(result.message_id.clone()),
-        references,
-        body: wrap(&with_footer(&body, id)),
-        date: now,
-    }
+    let parent = Parent { message_id: &result.message_id, references: &result.references };
+    compose(id, cause, vec![requester.to_string()], Vec::new(), re(&result.subject), Some(parent), &body, now)
 }
 
 #[cfg(test)]
@@ -581,6 +628,25 @@ mod tests {
                 assert!(line.chars().count() <= WIDTH || !line.contains(' '), "{name}: {line}");
             }
         }
+    }
+
+    /// Text from mail is inserted once, never read for placeholders again.
+    #[test]
+    fn fill_inserts_values_as_written() {
+        let t = "Done: case {case_id} retitled \"{what}\" {unknown}.";
+        let out = fill(t, &[("what", "{case_id} {what}".into()), ("case_id", "7".into())]);
+        assert_eq!(out, "Done: case 7 retitled \"{case_id} {what}\" {unknown}.");
+        assert_eq!(fill("{", &[]), "{");
+        assert_eq!(fill("a}{b", &[("b", "c".into())]), "a}{b");
+    }
+
+    #[test]
+    fn fields_wrap_under_their_value() {
+        let w = wrap(&format!("config:         {}\n", "word ".repeat(20)));
+        let lines: Vec<&str> = w.lines().collect();
+        assert_eq!(lines.len(), 2);
+        assert!(lines[0].starts_with("config:         word"));
+        assert!(lines[1].starts_with("                word"));
     }
 
     #[test]

@@ -93,8 +93,35 @@ pub fn clean(s: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// The Levenshtein distance of two strings, by characters: how many
+/// letters to insert, delete or change to make one the other (a typo of
+/// a command, of the robot's name).
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn edit_distances() {
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "robot"), 5);
+        assert_eq!(edit_distance("rboot", "robot"), 2);
+        assert_eq!(edit_distance("résolve", "resolve"), 1);
+    }
+
     use super::*;
 
     #[test]

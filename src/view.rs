@@ -10,15 +10,7 @@ use crate::text::cut;
 
 use crate::case::CaseRecord;
 use crate::case::{CaseKind, Event, replay};
-use crate::classify::json::rfc3339;
-use crate::model::{Auth, AuthMethod, MessageId};
-
-/// Where a message is archived.
-pub const ARCHIVE_BASE: &str = "https://lore.kernel.org/r/";
-
-pub fn archive_link(id: &MessageId) -> String {
-    format!("{ARCHIVE_BASE}{}", id.url_segment())
-}
+use crate::model::{Auth, AuthMethod, rfc3339};
 
 /// The commit as `{sha, short, subject}`: `sha` only when full.
 fn commit_json(c: &CaseRecord) -> Value {
@@ -48,7 +40,7 @@ fn headline_json(c: &CaseRecord) -> Value {
 /// One case as the contract's object: `id`, `state`, `kind`, `title`,
 /// `report_message_id`, `commit`, `testcase`, `headline`, `messages`,
 /// `events` (each `at`, `kind`, `message_id`) and `related`, then more.
-pub fn case_json(c: &CaseRecord) -> Value {
+pub fn case_json(c: &CaseRecord, archive_url: &str) -> Value {
     let f = &c.view.facts;
     let (_, steps) = replay(f.kind, &c.events);
     let events: Vec<Value> = steps
@@ -89,17 +81,17 @@ pub fn case_json(c: &CaseRecord) -> Value {
         "verdict": c.verdict,
         "fix_commit": c.fix_commit,
         "fix_message_id": c.fix_message_id,
-        "link": archive_link(&f.report_message_id),
-        "retests": c.retests.iter().map(retest_json).collect::<Vec<_>>(),
+        "link": f.report_message_id.link(archive_url),
+        "retests": c.retests.iter().map(|r| retest_json(r, archive_url)).collect::<Vec<_>>(),
     })
 }
 
 /// One fix column of a retest result: where it was sent, then the column
 /// as extracted (`fix`, `base`, `bad`, `metric`, `values`, `verdict`, ...).
-fn retest_json(r: &crate::case::CaseRetest) -> Value {
+fn retest_json(r: &crate::case::CaseRetest, archive_url: &str) -> Value {
     let mut o = Map::new();
     o.insert("message_id".into(), json!(r.message_id));
-    o.insert("link".into(), Value::String(archive_link(&r.message_id)));
+    o.insert("link".into(), Value::String(r.message_id.link(archive_url)));
     if let Value::Object(facts) = &r.facts {
         o.extend(facts.iter().map(|(k, v)| (k.clone(), v.clone())));
     } else {
@@ -165,11 +157,11 @@ fn event_auth<'a>(c: &'a CaseRecord, e: &Event) -> Option<&'a Auth> {
 }
 
 /// `case ID`: the facts, then every event with the state it led to.
-pub fn case_timeline(c: &CaseRecord, now: i64) -> String {
+pub fn case_timeline(c: &CaseRecord, now: i64, archive_url: &str) -> String {
     let f = &c.view.facts;
     let mut out = format!("case {}  {}  {}\n", c.view.id.0, c.view.state.as_str(), f.kind.as_str());
     out.push_str(&format!("title:    {}\n", f.title));
-    out.push_str(&format!("report:   {}\n", archive_link(&f.report_message_id)));
+    out.push_str(&format!("report:   {}\n", f.report_message_id.link(archive_url)));
     if let Some(sha) = &f.commit {
         let subject = f.commit_subject.as_ref().map_or(String::new(), |s| format!(" (\"{s}\")"));
         out.push_str(&format!("commit:   {sha}{subject}\n"));
@@ -190,7 +182,7 @@ pub fn case_timeline(c: &CaseRecord, now: i64) -> String {
         out.push_str(&format!("verdict:  {}{fix}\n", v.as_str()));
     }
     if let Some(m) = &c.fix_message_id {
-        out.push_str(&format!("fix:      {}\n", archive_link(m)));
+        out.push_str(&format!("fix:      {}\n", m.link(archive_url)));
     }
     if !c.related.is_empty() {
         let rel: Vec<String> = c.related.iter().map(|(id, r)| format!("#{} ({})", id.0, r.as_str())).collect();
@@ -213,7 +205,7 @@ pub fn case_timeline(c: &CaseRecord, now: i64) -> String {
         out.push_str(&line);
         out.push('\n');
         if let Some(id) = &e.message_id {
-            out.push_str(&format!("      {}\n", archive_link(id)));
+            out.push_str(&format!("      {}\n", id.link(archive_url)));
         }
     }
     out

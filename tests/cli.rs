@@ -190,3 +190,57 @@ fn the_demo_runs_without_a_server() {
     let table = String::from_utf8_lossy(&out.stdout);
     assert!(table.lines().count() > 2, "{table}");
 }
+
+/// `[bot] archive_url` is where every link points: `cases --json`, `case`
+/// and `case --json` (its retests too), as the pages and the digest do.
+#[test]
+fn links_follow_the_configured_archive() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("lkpbot.toml");
+    std::fs::write(&cfg, "[bot]\narchive_url = \"https://archive.example.net/m/\"\n").unwrap();
+    let cfg = cfg.display().to_string();
+    let out = lkpbot(&["--config", &cfg, "ingest", &fixture("threads/retest-fixup.mbox")], dir.path());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = lkpbot(&["--config", &cfg, "cases", "--json", "--state", "all"], dir.path());
+    let cases: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let case = &cases[0];
+    let link = case["link"].as_str().unwrap();
+    assert!(link.starts_with("https://archive.example.net/m/"), "{link}");
+    let retests = case["retests"].as_array().unwrap();
+    assert!(!retests.is_empty());
+    for r in retests {
+        assert!(r["link"].as_str().unwrap().starts_with("https://archive.example.net/m/"), "{r}");
+    }
+    let id = case["id"].to_string();
+    let out = lkpbot(&["--config", &cfg, "case", &id], dir.path());
+    let timeline = String::from_utf8_lossy(&out.stdout);
+    assert!(timeline.contains("https://archive.example.net/m/"), "{timeline}");
+    assert!(!timeline.contains("lore.kernel.org"), "{timeline}");
+    let out = lkpbot(&["--config", &cfg, "case", &id, "--json"], dir.path());
+    let one: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(one["link"], case["link"]);
+}
+
+/// `classify` knows who is who from the config, as `ingest` does: the
+/// bot's own mail is never a command, a configured LKP team member's mail
+/// is the team's.
+#[test]
+fn classify_reads_the_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let mail = dir.path().join("own.eml");
+    std::fs::write(
+        &mail,
+        "From: LKP Bot <bot@example.net>\nTo: list@example.org\nSubject: Re: x\nMessage-ID: <own@x>\n\
+         In-Reply-To: <r@x>\nDate: Mon, 1 Jun 2026 10:00:00 +0000\n\n#lkp status\n",
+    )
+    .unwrap();
+    let cfg = dir.path().join("lkpbot.toml");
+    std::fs::write(&cfg, "[bot]\naddress = \"bot@example.net\"\n").unwrap();
+    let mail = mail.display().to_string();
+    let plain = json_lines(&lkpbot(&["classify", "--json", &mail], dir.path()));
+    assert_eq!(plain[0]["kind"], "command");
+    let out = lkpbot(&["--config", &cfg.display().to_string(), "classify", "--json", &mail], dir.path());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let configured = json_lines(&out);
+    assert_eq!(configured[0]["kind"], "discussion", "the bot's own mail");
+}

@@ -514,3 +514,49 @@ fn reconnect_backoff_starts_again_after_a_good_sync() {
     assert_eq!(retries()[before], "1s", "{:?}", retries());
     stop(bot);
 }
+
+/// A message expunged between the UID SEARCH and its UID FETCH is gone,
+/// not a broken connection: the sync stores the others and goes on (it
+/// used to stop with a timeout, and `run --once` failed).
+#[test]
+fn a_message_expunged_before_its_fetch_is_skipped() {
+    use lkpbot::source::imap;
+    let Some(d) = Dovecot::start() else { return };
+    d.append("bot", &messages(4));
+    let acct = imap::Account {
+        host: "127.0.0.1".into(),
+        port: d.imap_port,
+        tls: lkpbot::config::Tls::None,
+        user: "bot".into(),
+        password: "botpass".into(),
+        ca_file: None,
+    };
+    let (synced, got) = block_on(async {
+        let mut session = imap::connect(&acct).await.unwrap();
+        let mut got: Vec<String> = Vec::new();
+        let mut batches = 0;
+        let synced = imap::sync_mailbox(
+            &mut session,
+            &acct,
+            "INBOX",
+            None,
+            1,
+            || 1_780_000_000,
+            |envs| {
+                batches += 1;
+                if batches == 1 {
+                    // The second message goes while the first is stored.
+                    d.doveadm(&["expunge", "-u", "bot", "mailbox", "INBOX", "uid", "2"]);
+                }
+                got.extend(envs.into_iter().map(|e| e.checkpoint.unwrap().token));
+                async { Ok(()) }
+            },
+        )
+        .await;
+        (synced, got)
+    });
+    let synced = synced.unwrap_or_else(|e| panic!("the sync failed: {e}"));
+    assert_eq!(synced.messages, 3);
+    let uids: Vec<&str> = got.iter().map(|t| t.rsplit(':').next().unwrap()).collect();
+    assert_eq!(uids, ["1", "3", "4"]);
+}

@@ -3,6 +3,9 @@
 
 mod util;
 
+/// Every mail the bot writes, whole, against golden files.
+mod answers;
+
 /// Who a mail is from: DKIM and ARC, signed with test keys, never real DNS.
 mod auth;
 /// Golden tests: every fixture under `fixtures/classify/` against its

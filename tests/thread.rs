@@ -283,10 +283,10 @@ fn reruns_results_without_a_verdict_and_later_trees_are_events() {
     assert_eq!(unknown.note.as_deref(), Some("no verdict: the result is in dmesg.xz, which is not plain text"));
     assert_eq!(event(EventKind::StillPresent).note.as_deref(), Some("still present in mainline"));
 
-    let json = lkpbot::view::case_json(case);
+    let json = lkpbot::view::case_json(case, "https://lore.kernel.org/r/");
     let listed: Vec<&str> = json["events"].as_array().unwrap().iter().map(|e| e["kind"].as_str().unwrap()).collect();
     assert_eq!(listed, ["reported", "confirmed", "retest-requested", "retest-done", "result-unknown", "still-present"]);
-    let timeline = lkpbot::view::case_timeline(case, NOW);
+    let timeline = lkpbot::view::case_timeline(case, NOW, "https://lore.kernel.org/r/");
     for line in [
         "confirmed        -> retest-done",
         "result-unknown   -> retest-done",

@@ -113,23 +113,36 @@ fn stage_of(rel: &str) -> &str {
     first.strip_suffix(".rs").unwrap_or(first)
 }
 
-/// Every `crate::NAME` (NAME a module or item) named outside comments.
-fn crate_refs(text: &str) -> Vec<String> {
+/// The first name after every `prefix` in `code`, and every name of a
+/// `prefix{a, b::c}` group (over lines too).
+fn names_after(code: &str, prefix: &str) -> Vec<String> {
+    let ident = |s: &str| -> String { s.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect() };
     let mut out = Vec::new();
-    for line in text.lines().filter(|l| !l.trim_start().starts_with("//")) {
-        let mut rest = line;
-        while let Some(i) = rest.find("crate::") {
-            let name: String = rest[i + 7..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
-            out.push(name);
-            rest = &rest[i + 7..];
-        }
-        // `use crate::{a, b}` names several.
-        if let Some(i) = line.find("crate::{") {
-            let inner = &line[i + 8..line[i..].find('}').map_or(line.len(), |j| i + j)];
-            out.extend(inner.split(',').map(|p| p.trim().split("::").next().unwrap_or("").to_string()));
+    let mut rest = code;
+    while let Some(i) = rest.find(prefix) {
+        rest = &rest[i + prefix.len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let inner = &group[..group.find('}').unwrap_or(group.len())];
+            out.extend(inner.split(',').map(|p| ident(p.trim())));
+        } else {
+            out.push(ident(rest));
         }
     }
+    out.retain(|n| !n.is_empty());
     out
+}
+
+/// Every `crate::NAME` (NAME a module or item) named outside comments,
+/// and every name of a `use crate::{a, b::c}` group.
+fn crate_refs(text: &str) -> Vec<String> {
+    let code: String = text.lines().filter(|l| !l.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n");
+    names_after(&code, "crate::")
+}
+
+#[test]
+fn crate_refs_read_groups_over_lines() {
+    let text = "use crate::{\n    store::Tx,\n    digest,\n};\n// crate::web\nlet x = crate::view::f();";
+    assert_eq!(crate_refs(text), ["store", "digest", "view"]);
 }
 
 #[test]
@@ -168,6 +181,22 @@ fn stages_use_only_the_stages_before_them() {
     }
 }
 
+/// The first names of every `super::NAME`, `crate::MODULE::NAME` and
+/// every name of `super::{a, b::c}` (and `crate::MODULE::{...}`) in `code`.
+fn sibling_refs(code: &str, module: &str) -> Vec<String> {
+    let mut out = names_after(code, "super::");
+    out.extend(names_after(code, &format!("crate::{module}::")));
+    out
+}
+
+#[test]
+fn sibling_refs_read_every_name_of_a_group() {
+    let code = "use super::{alpha, beta::X};\nuse super::{\n    gamma,\n    delta,\n};\nuse crate::m::{eps, zeta};\nlet x = super::eta::f();";
+    let mut got = sibling_refs(code, "m");
+    got.sort();
+    assert_eq!(got, ["alpha", "beta", "delta", "eps", "eta", "gamma", "zeta"]);
+}
+
 /// The files of one module never import each other in a circle (a child
 /// using its parent `mod.rs` is how Rust modules share types and does not
 /// count; two siblings using each other does).
@@ -196,12 +225,9 @@ fn sibling_files_do_not_import_each_other_in_a_circle() {
                 .take_while(|l| !l.contains("#[cfg(test)]"))
                 .collect::<Vec<_>>()
                 .join("\n");
+            let used = sibling_refs(&code, &module);
             for g in &files {
-                if g != f
-                    && (code.contains(&format!("super::{g}"))
-                        || code.contains(&format!("crate::{module}::{g}"))
-                        || code.contains(&format!("super::{{{g}")))
-                {
+                if g != f && used.contains(g) {
                     edges.entry(f.as_str()).or_default().push(g.as_str());
                 }
             }

@@ -2,51 +2,25 @@
 //!
 //! `thread` says which cases a message belongs to and what kind of
 //! message it is there; this stage decides what its commands change,
-//! given who sent them. It is where the rules of who may do what live
-//! (and where rate limits, the fresh-mail window and replies will be
-//! decided). Pure: no I/O, no clock, no SQL; the case and the sender
-//! arrive as values.
+//! given who sent them, by the command table (`commands::VERBS`: who may
+//! run each command and what it changes); [`policy`] holds who may do
+//! what and decides whether and what the bot answers. Pure: no I/O, no
+//! clock, no SQL; the case and the sender arrive as values.
 //!
-//! Today's rules: anyone may ask for a retest or a test of a patch;
-//! closing, reopening or renaming a case (`fixed`, `resolve`, `invalid`,
-//! `dup`, `reopen`, `title`) is for the report's addressees (the robot
-//! mails the commit's author and committer), the maintainers and the LKP
-//! team. A command that is not allowed is recorded as discussion with the
-//! reason, and changes nothing.
+//! Anyone may ask for a retest or a test of a patch; closing, reopening
+//! or renaming a case (`fixed`, `resolve`, `invalid`, `dup`, `reopen`,
+//! `title`) is for the report's addressees (the robot mails the commit's
+//! author and committer), the maintainers and the LKP team. A command
+//! that is not allowed, or lacks the argument it needs, is recorded as
+//! discussion with the reason, and changes nothing.
 
 pub mod policy;
 
 use crate::case::{CaseView, Event, EventKind};
-use crate::classify::{ClassifyConfig, Kind};
-use crate::commands::{Command, CommandLine};
-use crate::thread::{Attachment, Decision, Incoming};
-
-/// Who may do what.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Policy {
-    /// May close, reopen or rename any case (lower-cased addresses).
-    pub maintainers: Vec<String>,
-    /// The LKP team: may do the same.
-    pub lkp_team: Vec<String>,
-}
-
-impl Policy {
-    /// The LKP team as the classifier knows it (its members and the
-    /// robot's addresses); no maintainers.
-    pub fn from_classify(cfg: &ClassifyConfig) -> Policy {
-        let mut lkp_team: Vec<String> =
-            cfg.lkp_team.iter().chain(&cfg.robot_addresses).map(|a| a.to_lowercase()).collect();
-        lkp_team.sort();
-        lkp_team.dedup();
-        Policy { maintainers: Vec::new(), lkp_team }
-    }
-
-    /// Whether `sender` may close, reopen or rename `case`.
-    pub fn may_change(&self, sender: Option<&str>, case: &CaseView) -> bool {
-        let Some(s) = sender else { return false };
-        self.maintainers.iter().chain(&self.lkp_team).chain(&case.facts.report_to).any(|a| a == s)
-    }
-}
+use crate::classify::Kind;
+use crate::commands::{Action, ArgUse, CommandLine, Who};
+use crate::thread::{Decision, Incoming, Membership};
+pub use policy::{Policy, counted};
 
 /// How far ahead of the clock a Date may be and still count: clocks of
 /// senders drift.
@@ -73,7 +47,7 @@ pub fn apply(m: &Incoming, decision: Decision, cases: &[CaseView], policy: &Poli
         Decision::Attach(atts) => Decision::Attach(
             atts.into_iter()
                 .map(|att| match cases.iter().find(|v| v.id == att.case) {
-                    Some(case) => Attachment { events: command_events(m, case, policy, at), ..att },
+                    Some(case) => Membership { events: command_events(m, case, policy, at), ..att },
                     None => att,
                 })
                 .collect(),
@@ -82,41 +56,42 @@ pub fn apply(m: &Incoming, decision: Decision, cases: &[CaseView], policy: &Poli
     }
 }
 
-/// The events `m`'s commands cause in `case`: one per command that does
-/// something, else one discussion event.
+/// The events `m`'s commands cause in `case`, by the command table: one
+/// per command that does something ([`counted`]: help lines quoted back
+/// and commands beyond `max_commands` do nothing), else one discussion
+/// event. A command its sender may not run, or that lacks the argument
+/// it needs, is recorded as discussion with the reason.
 pub fn command_events(m: &Incoming, case: &CaseView, policy: &Policy, at: i64) -> Vec<Event> {
     let id = Some(m.message_id.clone());
     let ev = |kind, note: Option<String>| Event { note, ..Event::new(at, kind, id.clone()) };
     let allowed = policy.may_change(m.from.as_deref(), case);
     let mut out = Vec::new();
-    for cl in &m.classified.commands {
-        let CommandLine { command, line } = cl;
-        let changes = match command {
-            Command::Retest | Command::Test { .. } => {
-                out.push(ev(EventKind::RetestRequested, Some(line.clone())));
-                continue;
+    let (counted, _) = counted(&m.classified.commands, policy.max_commands);
+    for CommandLine { command, line } in counted {
+        let Some(verb) = command.verb() else { continue };
+        let arg = command.arg();
+        let event = match verb.action {
+            Action::Retest => ev(EventKind::RetestRequested, Some(line.clone())),
+            Action::Change { event, arg: ArgUse::FixCommit, .. } => {
+                Event { fix_commit: arg.map(str::to_string), ..ev(event, Some(line.clone())) }
             }
-            Command::Fixed { sha } => {
-                let mut e = ev(EventKind::Resolved, Some(line.clone()));
-                e.fix_commit = sha.clone();
-                e
+            Action::Change { event, arg: ArgUse::Note, .. } => {
+                ev(event, Some(arg.map_or_else(|| line.clone(), str::to_string)))
             }
-            Command::Resolve => ev(EventKind::Resolved, Some(line.clone())),
-            Command::Invalid { reason } => ev(EventKind::Invalid, reason.clone().or_else(|| Some(line.clone()))),
-            Command::Dup { case } => ev(EventKind::Duplicate, case.clone().or_else(|| Some(line.clone()))),
-            Command::Reopen => ev(EventKind::Reopened, Some(line.clone())),
-            Command::Title { text: Some(t) } => ev(EventKind::Retitled, Some(t.clone())),
-            _ => continue,
+            Action::Status | Action::Help | Action::Subscribe | Action::Unsubscribe => continue,
         };
-        if allowed {
-            out.push(changes);
-        } else {
+        let missing = verb.arg.is_some_and(|a| a.required) && arg.is_none();
+        if missing {
+            out.push(ev(EventKind::Discussion, Some(format!("not done: {line} (the command needs an argument)"))));
+        } else if verb.who == Who::Deciders && !allowed {
             out.push(ev(
                 EventKind::Discussion,
                 Some(format!(
                     "not allowed: {line} (only the report's addressees, the maintainers and the LKP team may)"
                 )),
             ));
+        } else {
+            out.push(event);
         }
     }
     if out.is_empty() {
@@ -129,6 +104,7 @@ pub fn command_events(m: &Incoming, case: &CaseView, policy: &Policy, at: i64) -
 mod tests {
     use super::*;
     use crate::case::{CaseFacts, CaseId, CaseKind, CaseState};
+    use crate::classify::ClassifyConfig;
     use crate::commands;
     use crate::model::MessageId;
 
@@ -158,7 +134,11 @@ mod tests {
     /// causes in the case.
     #[test]
     fn who_may_do_what() {
-        let policy = Policy { maintainers: vec!["boss@example.org".into()], lkp_team: vec!["lkp@intel.com".into()] };
+        let policy = Policy {
+            maintainers: vec!["boss@example.org".into()],
+            lkp_team: vec!["lkp@intel.com".into()],
+            ..Policy::default()
+        };
         let rows: &[(&str, &str, &[EventKind])] = &[
             ("anyone@example.net", "please retest", &[EventKind::RetestRequested]),
             ("anyone@example.net", "#lkp test 0123456789abcdef", &[EventKind::RetestRequested]),
@@ -173,12 +153,41 @@ mod tests {
             ("lkp@intel.com", "#lkp invalid flaky", &[EventKind::Invalid]),
             ("lkp@intel.com", "#lkp reopen", &[EventKind::Reopened]),
             ("author@example.org", "#lkp retest\n#lkp resolve", &[EventKind::RetestRequested, EventKind::Resolved]),
+            // A command without the argument it needs changes nothing (the
+            // reply says it needs one).
+            ("author@example.org", "#lkp invalid", &[EventKind::Discussion]),
+            ("author@example.org", "#lkp dup", &[EventKind::Discussion]),
+            ("author@example.org", "#lkp title", &[EventKind::Discussion]),
+            // The bot's own help lines, pasted back, ask for nothing.
+            (
+                "author@example.org",
+                "  #lkp fixed <sha>                     the fix is merged: resolve",
+                &[EventKind::Discussion],
+            ),
+            (
+                "anyone@example.net",
+                "#lkp test <lore-link | git-url branch | sha>   test a fix",
+                &[EventKind::Discussion],
+            ),
         ];
         for (from, body, want) in rows {
             let m = mail(from, body);
             let got: Vec<EventKind> = command_events(&m, &case(), &policy, 5).iter().map(|e| e.kind).collect();
             assert_eq!(&got, want, "{from}: {body}");
         }
+    }
+
+    /// With `max_commands = 2` a third command changes nothing: the reply
+    /// says it was ignored, and the case agrees.
+    #[test]
+    fn commands_beyond_the_limit_change_nothing() {
+        let policy = Policy { max_commands: 2, ..Policy::default() };
+        let m = mail("author@example.org", "#lkp status\n#lkp status\n#lkp resolve");
+        let got: Vec<EventKind> = command_events(&m, &case(), &policy, 5).iter().map(|e| e.kind).collect();
+        assert_eq!(got, [EventKind::Discussion]);
+        let m = mail("author@example.org", "#lkp resolve\n#lkp status\n#lkp reopen");
+        let got: Vec<EventKind> = command_events(&m, &case(), &policy, 5).iter().map(|e| e.kind).collect();
+        assert_eq!(got, [EventKind::Resolved]);
     }
 
     #[test]
@@ -207,7 +216,7 @@ mod tests {
         let m = mail("anyone@example.net", "#lkp resolve");
         let mut plain = m.clone();
         plain.classified.kind = Kind::Discussion;
-        let d = Decision::Attach(vec![Attachment {
+        let d = Decision::Attach(vec![Membership {
             case: CaseId(7),
             strategy: crate::case::Strategy::References,
             events: vec![],

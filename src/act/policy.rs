@@ -9,28 +9,39 @@
 //! answers only go to fresh ones.
 
 use crate::case::CaseView;
-use crate::classify::Kind;
-use crate::commands::{self, Command, CommandLine};
+use crate::case::Replayed;
+use crate::classify::{ClassifyConfig, Kind};
+use crate::commands::{self, Action, Command, CommandLine, Who};
+use crate::model::Verdict;
 use crate::thread::Incoming;
 
-/// The knobs of the rules (from `[bot]` of the config).
+/// Who may do what, and when the bot answers (from `[bot]` of the
+/// config): the one policy both the history (`act::command_events`) and
+/// the answers ([`respond`]) follow.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Rules {
+pub struct Policy {
+    /// May close, reopen or rename any case (lower-cased addresses).
+    pub maintainers: Vec<String>,
+    /// The LKP team: may do the same.
+    pub lkp_team: Vec<String>,
     /// The bot's own address, lower-cased.
     pub bot_address: String,
     /// Robots whose mail is never answered (the kernel test robot).
     pub robots: Vec<String>,
     pub fresh_hours: i64,
-    /// Commands acted on per mail; the rest are ignored and said so.
+    /// Commands acted on per mail; the rest change nothing and the reply
+    /// says they were ignored.
     pub max_commands: usize,
     /// Replies to one sender per hour, and in one case per hour.
     pub replies_per_sender_hour: u32,
     pub replies_per_case_hour: u32,
 }
 
-impl Default for Rules {
+impl Default for Policy {
     fn default() -> Self {
-        Rules {
+        Policy {
+            maintainers: Vec::new(),
+            lkp_team: Vec::new(),
             bot_address: "lkpbot@example.org".into(),
             robots: vec!["lkp@intel.com".into()],
             fresh_hours: 48,
@@ -41,6 +52,33 @@ impl Default for Rules {
     }
 }
 
+impl Policy {
+    /// The LKP team as the classifier knows it (its members and the
+    /// robot's addresses); no maintainers, the default knobs.
+    pub fn from_classify(cfg: &ClassifyConfig) -> Policy {
+        let mut lkp_team: Vec<String> =
+            cfg.lkp_team.iter().chain(&cfg.robot_addresses).map(|a| a.to_lowercase()).collect();
+        lkp_team.sort();
+        lkp_team.dedup();
+        Policy { lkp_team, robots: cfg.robot_addresses.clone(), ..Policy::default() }
+    }
+
+    /// Whether `sender` may close, reopen or rename `case`.
+    pub fn may_change(&self, sender: Option<&str>, case: &CaseView) -> bool {
+        let Some(s) = sender else { return false };
+        self.maintainers.iter().chain(&self.lkp_team).chain(&case.facts.report_to).any(|a| a == s)
+    }
+}
+
+/// The commands of a mail that count, and those beyond `max` (which
+/// change nothing; the reply says so). The bot's own help lines quoted
+/// back are neither: they are not asking.
+pub fn counted(lines: &[CommandLine], max: usize) -> (Vec<&CommandLine>, Vec<&CommandLine>) {
+    let mut asked: Vec<&CommandLine> = lines.iter().filter(|c| !commands::is_help_line(&c.line)).collect();
+    let beyond = asked.split_off(max.min(asked.len()));
+    (asked, beyond)
+}
+
 /// What the store knows around a command mail, looked up by the engine.
 #[derive(Clone, Debug, Default)]
 pub struct World {
@@ -49,6 +87,9 @@ pub struct World {
     pub fetched_at: i64,
     /// The case the mail's thread is, if it is in one.
     pub case: Option<CaseView>,
+    /// Its events replayed (with this mail's): the verdict, the last
+    /// activity.
+    pub progress: Option<Replayed>,
     /// Whether the sender may close, reopen or rename that case.
     pub may_change: bool,
     /// A retest of the case the bot asked for and that is not answered:
@@ -90,7 +131,7 @@ pub enum Silence {
 
 /// What the bot says about one command.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Outcome {
+pub enum Answer {
     /// A retest is asked for (`target`: what to test, if named).
     RetestRequested {
         target: Option<String>,
@@ -108,7 +149,7 @@ pub enum Outcome {
     NotAllowed,
     /// The command needs an argument.
     MissingArgument {
-        usage: &'static str,
+        usage: String,
     },
     /// Not a command; the nearest one, if a typo.
     Unknown {
@@ -117,7 +158,13 @@ pub enum Outcome {
     },
     /// The mail is in no case.
     CaseNotFound,
-    Status,
+    /// The case's state (in the world), its latest retest verdict with
+    /// the fix it judged, and when anything last happened in it.
+    Status {
+        verdict: Option<Verdict>,
+        fix: Option<String>,
+        last_activity: i64,
+    },
     Help,
     /// The sender gets the weekly digest, these cases of it.
     Subscribed {
@@ -135,21 +182,10 @@ pub enum Outcome {
 /// The answer to a command mail.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Response {
-    pub outcomes: Vec<(CommandLine, Outcome)>,
+    pub outcomes: Vec<(CommandLine, Answer)>,
     /// Ask the retest backend to rerun (at most once per mail).
     pub request_retest: Option<Option<String>>,
 }
-
-/// The commands of the bot's help text with their placeholders: copied
-/// back verbatim, they are someone quoting the help, not asking.
-pub const HELP_EXAMPLES: &[&str] = &[
-    "#lkp test <lore-link | git-url branch | sha>",
-    "#lkp fixed <sha>",
-    "#lkp invalid <reason>",
-    "#lkp dup <case>",
-    "#lkp title <text>",
-    "#lkp subscribe [filter]",
-];
 
 /// Whether `a` is one of `list`.
 fn among(a: Option<&str>, list: &[String]) -> bool {
@@ -158,7 +194,7 @@ fn among(a: Option<&str>, list: &[String]) -> bool {
 
 /// The bot-safety rules and the window, in order: the first that holds
 /// silences the bot.
-pub fn silence(m: &Incoming, w: &World, rules: &Rules) -> Option<Silence> {
+pub fn silence(m: &Incoming, w: &World, rules: &Policy) -> Option<Silence> {
     let s = &m.safety;
     let from = m.from.as_deref();
     if from.is_some_and(|f| f.eq_ignore_ascii_case(&rules.bot_address)) {
@@ -183,7 +219,7 @@ pub fn silence(m: &Incoming, w: &World, rules: &Rules) -> Option<Silence> {
     if !super::is_fresh(m.date, w.fetched_at, w.now, rules.fresh_hours) {
         return Some(Silence::NotFresh);
     }
-    if m.classified.commands.iter().all(|c| HELP_EXAMPLES.iter().any(|h| h.eq_ignore_ascii_case(&c.line))) {
+    if m.classified.commands.iter().all(|c| commands::is_help_line(&c.line)) {
         return Some(Silence::HelpText);
     }
     if w.case.is_none() {
@@ -219,68 +255,67 @@ pub fn addressed_to(m: &Incoming, bot: &str) -> bool {
     m.to.iter().chain(&m.cc).any(|a| a.eq_ignore_ascii_case(bot))
 }
 
-/// What the bot answers, or why it keeps silent.
-pub fn respond(m: &Incoming, w: &World, rules: &Rules) -> Result<Response, Silence> {
+/// What the bot answers, or why it keeps silent: each counted command's
+/// outcome by the command table, then those beyond `max_commands`,
+/// ignored.
+pub fn respond(m: &Incoming, w: &World, rules: &Policy) -> Result<Response, Silence> {
     if let Some(s) = silence(m, w, rules) {
         return Err(s);
     }
     let mut outcomes = Vec::new();
     let mut request_retest = None;
-    for (i, cl) in m.classified.commands.iter().enumerate() {
-        if i >= rules.max_commands {
-            outcomes.push((cl.clone(), Outcome::Ignored));
-            continue;
-        }
-        let outcome = match (&cl.command, &w.case) {
-            (Command::Help, _) => Outcome::Help,
-            (Command::Unknown { verb }, _) => {
-                Outcome::Unknown { verb: verb.clone(), nearest: commands::nearest_verb(verb) }
-            }
-            (Command::Subscribe { filter }, _) => {
-                match crate::case::SubscriptionFilter::parse(filter.as_deref().unwrap_or("")) {
-                    Ok(f) => Outcome::Subscribed { filter: f.describe() },
-                    Err(why) => Outcome::BadFilter { why },
-                }
-            }
-            (Command::Unsubscribe, _) => Outcome::Unsubscribed,
-            (_, None) => Outcome::CaseNotFound,
-            (Command::Status, Some(_)) => Outcome::Status,
-            (Command::Retest | Command::Test { .. }, Some(_)) => {
-                let target = match &cl.command {
-                    Command::Test { target } => target.clone(),
-                    _ => None,
-                };
-                match (&w.pending_retest, &request_retest) {
-                    (Some((since, by)), _) => Outcome::AlreadyRequested { since: *since, by: by.clone() },
-                    (None, Some(_)) => {
-                        Outcome::AlreadyRequested { since: w.now, by: m.from.clone().unwrap_or_default() }
-                    }
-                    (None, None) => {
-                        request_retest = Some(target.clone());
-                        Outcome::RetestRequested { target }
-                    }
-                }
-            }
-            (Command::Invalid { reason: None }, Some(_)) => Outcome::MissingArgument { usage: "#lkp invalid <reason>" },
-            (Command::Dup { case: None }, Some(_)) => Outcome::MissingArgument { usage: "#lkp dup <case>" },
-            (Command::Title { text: None }, Some(_)) => Outcome::MissingArgument { usage: "#lkp title <text>" },
-            (_, Some(_)) if !w.may_change => Outcome::NotAllowed,
-            (c, Some(_)) => Outcome::Done { what: done_text(c) },
-        };
+    let (counted, beyond) = counted(&m.classified.commands, rules.max_commands);
+    for cl in counted {
+        let outcome = outcome(m, w, &cl.command, &mut request_retest);
         outcomes.push((cl.clone(), outcome));
     }
+    outcomes.extend(beyond.into_iter().map(|cl| (cl.clone(), Answer::Ignored)));
     Ok(Response { outcomes, request_retest })
 }
 
-fn done_text(c: &Command) -> String {
-    match c {
-        Command::Fixed { sha: Some(s) } => format!("marked resolved, fixed by {s}"),
-        Command::Fixed { sha: None } | Command::Resolve => "marked resolved".into(),
-        Command::Invalid { reason } => format!("marked invalid ({})", reason.as_deref().unwrap_or("")),
-        Command::Dup { case } => format!("marked a duplicate of case {}", case.as_deref().unwrap_or("")),
-        Command::Reopen => "reopened".into(),
-        Command::Title { text } => format!("retitled \"{}\"", text.as_deref().unwrap_or("")),
-        _ => "done".into(),
+/// What one command gets; the first retest of a mail is the one asked
+/// for (`request_retest`).
+fn outcome(m: &Incoming, w: &World, command: &Command, request_retest: &mut Option<Option<String>>) -> Answer {
+    let verb = match command {
+        Command::Unknown { verb } => {
+            return Answer::Unknown { verb: verb.clone(), nearest: commands::nearest_verb(verb) };
+        }
+        Command::Known { verb, .. } => *verb,
+    };
+    let arg = command.arg();
+    if verb.action.needs_case() && w.case.is_none() {
+        return Answer::CaseNotFound;
+    }
+    match verb.action {
+        Action::Help => Answer::Help,
+        Action::Subscribe => match crate::case::SubscriptionFilter::parse(arg.unwrap_or("")) {
+            Ok(f) => Answer::Subscribed { filter: f.describe() },
+            Err(why) => Answer::BadFilter { why },
+        },
+        Action::Unsubscribe => Answer::Unsubscribed,
+        Action::Status => {
+            let p = w.progress.as_ref();
+            let opened = w.case.as_ref().map_or(0, |c| c.facts.opened_at);
+            Answer::Status {
+                verdict: p.and_then(|p| p.verdict),
+                fix: p.and_then(|p| p.fix_commit.clone()),
+                last_activity: p.and_then(|p| p.last_activity).unwrap_or(opened),
+            }
+        }
+        Action::Retest => match (&w.pending_retest, &request_retest) {
+            (Some((since, by)), _) => Answer::AlreadyRequested { since: *since, by: by.clone() },
+            (None, Some(_)) => Answer::AlreadyRequested { since: w.now, by: m.from.clone().unwrap_or_default() },
+            (None, None) => {
+                let target = arg.map(str::to_string);
+                *request_retest = Some(target.clone());
+                Answer::RetestRequested { target }
+            }
+        },
+        Action::Change { .. } if verb.arg.is_some_and(|a| a.required) && arg.is_none() => {
+            Answer::MissingArgument { usage: verb.syntax() }
+        }
+        Action::Change { .. } if verb.who == Who::Deciders && !w.may_change => Answer::NotAllowed,
+        Action::Change { .. } => Answer::Done { what: verb.done_text(arg) },
     }
 }
 
@@ -288,7 +323,6 @@ fn done_text(c: &Command) -> String {
 mod tests {
     use super::*;
     use crate::case::{CaseFacts, CaseId, CaseKind, CaseState};
-    use crate::classify::ClassifyConfig;
     use crate::model::MessageId;
 
     const NOW: i64 = 1_800_000_000;
@@ -327,7 +361,7 @@ mod tests {
     /// Every rule that silences the bot, one row each, and what passes.
     #[test]
     fn silences() {
-        let rules = Rules { bot_address: "lkpbot@example.org".into(), ..Rules::default() };
+        let rules = Policy { bot_address: "lkpbot@example.org".into(), ..Policy::default() };
         let not_tracked = World { case: None, ..world() };
         let waiting = World { case: None, waiting: true, ..world() };
         let busy = World { replies_to_sender: 10, ..world() };
@@ -426,6 +460,18 @@ mod tests {
                 Some(Silence::HelpText),
             ),
             (
+                "a help line as the bot sends it",
+                mail("dev@example.org", "", "  #lkp test <lore-link | git-url branch | sha>   test a fix", 1),
+                world(),
+                Some(Silence::HelpText),
+            ),
+            (
+                "every help line, pasted",
+                mail("dev@example.org", "", &commands::help_text(), 1),
+                world(),
+                Some(Silence::HelpText),
+            ),
+            (
                 "no case, not to the bot",
                 mail("dev@example.org", "", "#lkp frob", 1),
                 not_tracked.clone(),
@@ -449,40 +495,71 @@ mod tests {
     /// What each command gets, by who asks and what is pending.
     #[test]
     fn outcomes() {
-        let rules = Rules::default();
+        let rules = Policy::default();
         let may = World { may_change: true, ..world() };
         let pending = World { pending_retest: Some((NOW - 600, "first@example.org".into())), ..world() };
         let none = World { case: None, ..world() };
-        let out = |body: &str, w: &World| -> Vec<Outcome> {
+        let out = |body: &str, w: &World| -> Vec<Answer> {
             let m = mail("dev@example.org", "To: lkpbot@example.org\n", body, 1);
             respond(&m, w, &rules).unwrap().outcomes.into_iter().map(|(_, o)| o).collect()
         };
-        assert_eq!(out("please retest", &world()), [Outcome::RetestRequested { target: None }]);
+        assert_eq!(out("please retest", &world()), [Answer::RetestRequested { target: None }]);
         assert_eq!(
             out("#lkp test 0123456789ab", &world()),
-            [Outcome::RetestRequested { target: Some("0123456789ab".into()) }]
+            [Answer::RetestRequested { target: Some("0123456789ab".into()) }]
         );
         assert_eq!(
             out("please retest", &pending),
-            [Outcome::AlreadyRequested { since: NOW - 600, by: "first@example.org".into() }]
+            [Answer::AlreadyRequested { since: NOW - 600, by: "first@example.org".into() }]
         );
         // Twice in one mail: asked once.
         assert_eq!(
             out("please retest\n#lkp retest please", &world())[1],
-            Outcome::AlreadyRequested { since: NOW, by: "dev@example.org".into() }
+            Answer::AlreadyRequested { since: NOW, by: "dev@example.org".into() }
         );
-        assert_eq!(out("#lkp resolve", &world()), [Outcome::NotAllowed]);
-        assert_eq!(out("#lkp resolve", &may), [Outcome::Done { what: "marked resolved".into() }]);
-        assert_eq!(out("#lkp invalid", &may), [Outcome::MissingArgument { usage: "#lkp invalid <reason>" }]);
-        assert_eq!(out("#lkp status", &world()), [Outcome::Status]);
-        assert_eq!(out("#lkp retset", &world()), [Outcome::Unknown { verb: "retset".into(), nearest: Some("retest") }]);
-        assert_eq!(out("#lkp status", &none), [Outcome::CaseNotFound]);
-        assert_eq!(out("#lkp help", &none), [Outcome::Help]);
+        assert_eq!(out("#lkp resolve", &world()), [Answer::NotAllowed]);
+        assert_eq!(out("#lkp resolve", &may), [Answer::Done { what: "marked resolved".into() }]);
+        assert_eq!(out("#lkp invalid", &may), [Answer::MissingArgument { usage: "#lkp invalid <reason>".into() }]);
+        assert_eq!(out("#lkp status", &world()), [Answer::Status { verdict: None, fix: None, last_activity: 0 }]);
+        let replayed = World {
+            progress: Some(Replayed {
+                state: CaseState::RetestDone,
+                verdict: Some(Verdict::Recovered),
+                fix_commit: Some("0123456789abcdef".into()),
+                fix_message_id: None,
+                title: None,
+                last_activity: Some(NOW - 3600),
+            }),
+            ..world()
+        };
+        assert_eq!(
+            out("#lkp status", &replayed),
+            [Answer::Status {
+                verdict: Some(Verdict::Recovered),
+                fix: Some("0123456789abcdef".into()),
+                last_activity: NOW - 3600
+            }]
+        );
+        assert_eq!(out("#lkp retset", &world()), [Answer::Unknown { verb: "retset".into(), nearest: Some("retest") }]);
+        assert_eq!(out("#lkp status", &none), [Answer::CaseNotFound]);
+        assert_eq!(out("#lkp help", &none), [Answer::Help]);
         let many = "#lkp status\n".repeat(3);
-        let limited = Rules { max_commands: 2, ..Rules::default() };
+        let limited = Policy { max_commands: 2, ..Policy::default() };
         let m = mail("dev@example.org", "", &many, 1);
         let o = respond(&m, &world(), &limited).unwrap().outcomes;
-        assert_eq!(o.last().map(|(_, o)| o), Some(&Outcome::Ignored));
+        assert_eq!(o.last().map(|(_, o)| o), Some(&Answer::Ignored));
+        // With `max_commands = 2`, the third is ignored whatever it is.
+        let m = mail("dev@example.org", "", "#lkp status\n#lkp status\n#lkp resolve", 1);
+        let o = respond(&m, &World { may_change: true, ..world() }, &limited).unwrap().outcomes;
+        assert_eq!(o.last().map(|(_, o)| o), Some(&Answer::Ignored));
+        // A help line pasted beside a real command is not a command: no
+        // retest of "<lore-link | ...>", and nothing counted against the
+        // limit.
+        let m =
+            mail("dev@example.org", "", "  #lkp test <lore-link | git-url branch | sha>   test a fix\n#lkp status", 1);
+        let o = respond(&m, &world(), &limited).unwrap();
+        assert_eq!(o.request_retest, None);
+        assert_eq!(o.outcomes.len(), 1);
         // One retest request per mail, whatever it says.
         let m = mail("dev@example.org", "", "please retest\n#lkp test abcdef0123", 1);
         assert_eq!(respond(&m, &world(), &rules).unwrap().request_retest, Some(None));

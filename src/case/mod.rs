@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use crate::model::{Direction, MessageId};
 pub use read::{CaseFilter, CaseMessage, CaseRecord, CaseRetest, SubscriptionFilter, related};
-pub use state::{CaseKind, CaseState, DAY, Event, EventKind, Progress, in_time_order, replay, stale_times, transition};
+pub use state::{CaseKind, CaseState, DAY, Event, EventKind, Replayed, in_time_order, replay, stale_times, transition};
 
 /// A case's number.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -52,7 +52,7 @@ pub struct CaseFacts {
     /// Functional reports: the first issue signature; build reports: the
     /// first new diagnostic.
     pub signature: Option<String>,
-    /// See [`crate::thread::keys::subject_key`] and [`crate::thread::keys::patch_key`].
+    /// See `thread::keys::subject_key` and `thread::keys::patch_key`.
     pub subject_key: Option<String>,
     pub patch_key: Option<String>,
 }

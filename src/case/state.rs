@@ -21,10 +21,6 @@ use crate::model::{MessageId, Verdict};
 
 pub const DAY: i64 = 86_400;
 
-/// Days without activity after which an open case is stale, unless the
-/// caller says otherwise.
-pub const DEFAULT_STALE_DAYS: i64 = 30;
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CaseState {
@@ -280,7 +276,7 @@ pub fn transition(state: CaseState, event: EventKind) -> CaseState {
 
 /// What replaying a case's events yields.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Progress {
+pub struct Replayed {
     pub state: CaseState,
     /// The latest retest verdict, and the fix commit it judged.
     pub verdict: Option<Verdict>,
@@ -305,8 +301,8 @@ pub fn in_time_order(events: &[Event]) -> Vec<&Event> {
 /// Folds [`transition`] over `events` in time order, starting from the
 /// kind's initial state; also returns the state after each event (in the
 /// sorted order) for timelines.
-pub fn replay(kind: CaseKind, events: &[Event]) -> (Progress, Vec<(&Event, CaseState)>) {
-    let mut p = Progress {
+pub fn replay(kind: CaseKind, events: &[Event]) -> (Replayed, Vec<(&Event, CaseState)>) {
+    let mut p = Replayed {
         state: kind.initial_state(),
         verdict: None,
         fix_commit: None,

@@ -7,19 +7,10 @@ use serde_json::{Map, Value, json};
 use super::report::ReportFacts;
 use super::{Classified, Kind};
 use crate::mail::Mail;
+use crate::model::rfc3339;
 
 fn v<T: serde::Serialize>(x: &T) -> Value {
     serde_json::to_value(x).unwrap_or(Value::Null)
-}
-
-/// Seconds since the epoch -> `YYYY-MM-DDTHH:MM:SSZ` (UTC). Times beyond
-/// what a calendar can show (a hostile Date header) are clamped to the
-/// first or last second it can.
-pub fn rfc3339(ts: i64) -> String {
-    let min = jiff::Timestamp::MIN.as_second();
-    let max = jiff::Timestamp::MAX.as_second();
-    jiff::Timestamp::from_second(ts.clamp(min, max))
-        .map_or_else(|_| "1970-01-01T00:00:00Z".to_string(), |t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string())
 }
 
 /// The report facts as the contract's flat field list.
@@ -109,18 +100,4 @@ pub fn to_json(mail: &Mail, c: &Classified) -> Value {
     let problems: Vec<&String> = mail.problems.iter().chain(&c.problems).collect();
     o.insert("problems".into(), v(&problems));
     Value::Object(o)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dates() {
-        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
-        assert_eq!(rfc3339(1_778_590_612), "2026-05-12T12:56:52Z");
-        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
-        assert_eq!(rfc3339(-86_400), "1969-12-31T00:00:00Z");
-        assert!(rfc3339(i64::MAX).starts_with("9999-12-"), "{}", rfc3339(i64::MAX));
-    }
 }

@@ -27,6 +27,8 @@ pub mod text;
 use serde::Serialize;
 use std::sync::LazyLock;
 
+use std::borrow::Cow;
+
 use crate::commands::{self, CommandLine};
 use crate::mail::{Mail, quote};
 use crate::text::{Needles, contains_ci, strip_signature};
@@ -184,23 +186,8 @@ pub fn is_robot_name(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
     let words: Vec<&str> = lower.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect();
     let [first, "test", last] = words.as_slice() else { return false };
-    let first_ok = ["kernel", "kbuild"].iter().any(|w| edit_distance(first, w) <= 1);
-    first_ok && edit_distance(last, "robot") <= 2
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != cb);
-            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
+    let first_ok = ["kernel", "kbuild"].iter().any(|w| crate::text::edit_distance(first, w) <= 1);
+    first_ok && crate::text::edit_distance(last, "robot") <= 2
 }
 
 /// The result of classifying one message.
@@ -226,6 +213,11 @@ pub struct Classified {
     pub fix: Option<FixPosted>,
     pub subject: SubjectFacts,
     pub problems: Vec<String>,
+    /// The unquoted lines of the body as the mail has them
+    /// (`mail::quote::unquoted`), when classifying read them: computed
+    /// once per message and handed on, so threading does not read the
+    /// body again. `thread::Incoming::new` takes it.
+    pub own_text: Option<String>,
 }
 
 impl Classified {
@@ -263,6 +255,7 @@ pub fn classify(mail: &Mail, cfg: &ClassifyConfig) -> Classified {
         fix: None,
         subject: SubjectFacts::default(),
         problems: Vec::new(),
+        own_text: None,
     };
     if sender == Sender::Bot {
         // Our own mail: recorded, never acted on.
@@ -278,7 +271,9 @@ pub fn classify(mail: &Mail, cfg: &ClassifyConfig) -> Classified {
         let lower = mail.body.as_bytes().to_ascii_lowercase();
         if !mentions_robot(mail, &lower) {
             if commands::may_contain_lower(&lower) {
-                c.commands = commands::parse(&mail.body);
+                let own = quote::unquoted(&mail.body);
+                c.commands = commands::parse_unquoted(&own);
+                c.own_text = Some(own);
             }
             if !c.commands.is_empty() {
                 c.kind = Kind::Command;
@@ -287,10 +282,16 @@ pub fn classify(mail: &Mail, cfg: &ClassifyConfig) -> Classified {
         }
     }
     c.subject = subject::parse(&mail.subject);
-    let body = text::unflatten(&mail.body);
-    let body: &str = &body;
+    let body_cow = text::unflatten(&mail.body);
+    let body: &str = &body_cow;
 
     let own_text = quote::unquoted(body);
+    // Threading reads the lines as the mail has them: the same text,
+    // unless the archive had flattened the report.
+    c.own_text = Some(match &body_cow {
+        Cow::Borrowed(_) => own_text.clone(),
+        Cow::Owned(_) => quote::unquoted(&mail.body),
+    });
     let robotish = matches!(sender, Sender::Robot | Sender::Unknown);
 
     if robotish || sender == Sender::LkpTeam {
@@ -429,7 +430,7 @@ pub fn classify(mail: &Mail, cfg: &ClassifyConfig) -> Classified {
         c.problems.push("auto-submitted: not a human message".into());
         return c;
     }
-    if let Some(cmds) = some(commands::parse(body)) {
+    if let Some(cmds) = some(commands::parse_unquoted(&own_text)) {
         c.kind = Kind::Command;
         c.commands = cmds;
         c.test_request = request::extract(own_clean, &mail.attachments);

@@ -16,7 +16,7 @@ fn parse_filter(state: &str) -> Result<CaseFilter, Failure> {
 }
 
 /// `lkpbot cases [--json] [--state S]`
-pub fn list(db: &Path, state: &str, json: bool, now: i64) -> Result<(), Failure> {
+pub fn list(db: &Path, state: &str, json: bool, now: i64, archive_url: &str) -> Result<(), Failure> {
     let filter = parse_filter(state)?;
     let rt = runtime()?;
     let cases = rt.block_on(async {
@@ -26,7 +26,7 @@ pub fn list(db: &Path, state: &str, json: bool, now: i64) -> Result<(), Failure>
         cases
     })?;
     if json {
-        let all: Vec<serde_json::Value> = cases.iter().map(view::case_json).collect();
+        let all: Vec<serde_json::Value> = cases.iter().map(|c| view::case_json(c, archive_url)).collect();
         write_stdout(&format!("{}\n", serde_json::Value::Array(all)))
     } else {
         write_text(&view::cases_table(&cases, now))
@@ -34,7 +34,7 @@ pub fn list(db: &Path, state: &str, json: bool, now: i64) -> Result<(), Failure>
 }
 
 /// `lkpbot case ID [--json]`
-pub fn show(db: &Path, id: i64, json: bool, now: i64) -> Result<(), Failure> {
+pub fn show(db: &Path, id: i64, json: bool, now: i64, archive_url: &str) -> Result<(), Failure> {
     let rt = runtime()?;
     let case = rt.block_on(async {
         let store = reader(db).await?;
@@ -46,8 +46,8 @@ pub fn show(db: &Path, id: i64, json: bool, now: i64) -> Result<(), Failure> {
         return Err(Failure::usage(anyhow::anyhow!("no case {id}")));
     };
     if json {
-        write_stdout(&format!("{}\n", view::case_json(&case)))
+        write_stdout(&format!("{}\n", view::case_json(&case, archive_url)))
     } else {
-        write_text(&view::case_timeline(&case, now))
+        write_text(&view::case_timeline(&case, now, archive_url))
     }
 }

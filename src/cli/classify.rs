@@ -49,8 +49,9 @@ pub fn summary_line(m: &mail::Mail, c: &classify::Classified) -> String {
     s
 }
 
-pub(super) fn classify_paths(paths: &[PathBuf], json: bool) -> Result<(), Failure> {
-    let cfg = ClassifyConfig::default();
+/// `lkpbot classify`: who is who (the robot, the LKP team, the bot itself)
+/// as the config says, so a mail is classified as `ingest` would.
+pub(super) fn classify_paths(paths: &[PathBuf], json: bool, cfg: &ClassifyConfig) -> Result<(), Failure> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut failed = Vec::new();
@@ -79,7 +80,7 @@ pub(super) fn classify_paths(paths: &[PathBuf], json: bool) -> Result<(), Failur
                 }
             };
             let m = mail::parse_truncated(&raw.bytes, raw.original_len);
-            let c = classify::classify(&m, &cfg);
+            let c = classify::classify(&m, cfg);
             let line =
                 if json { to_json(&m, &c).to_string() } else { crate::text::clean(&summary_line(&m, &c)).into_owned() };
             if let Err(e) = writeln!(out, "{line}") {

@@ -44,7 +44,7 @@ pub struct Cli {
     #[arg(long, global = true, value_enum, default_value_t = LogFormat::Human)]
     pub log_format: LogFormat,
     #[command(subcommand)]
-    pub command: Command,
+    pub command: CliCommand,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -56,7 +56,7 @@ pub enum LogFormat {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub enum CliCommand {
     /// Classify each message of mbox files, Maildirs or .eml files; store nothing.
     Classify {
         /// One JSON object per message, one per line.
@@ -147,7 +147,7 @@ pub(crate) fn now() -> i64 {
 /// Logging to stderr: info for the daemon (a line per sync and per case
 /// event), warnings for the rest, unless `RUST_LOG` says otherwise.
 pub fn init_logging(cli: &Cli) {
-    let default = if matches!(cli.command, Command::Run { .. }) { "info" } else { "warn" };
+    let default = if matches!(cli.command, CliCommand::Run { .. }) { "info" } else { "warn" };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let fmt = tracing_subscriber::fmt()
@@ -172,8 +172,15 @@ pub fn settings(cfg: &Config) -> Settings {
         }
     }
     classify.bot_addresses.push(cfg.bot.address.to_lowercase());
-    let mut policy = Policy::from_classify(&classify);
-    policy.maintainers = cfg.bot.maintainers.iter().map(|a| a.to_lowercase()).collect();
+    let policy = Policy {
+        maintainers: cfg.bot.maintainers.iter().map(|a| a.to_lowercase()).collect(),
+        bot_address: cfg.bot.address.to_lowercase(),
+        fresh_hours: cfg.bot.fresh_hours,
+        max_commands: cfg.bot.max_commands,
+        replies_per_sender_hour: cfg.bot.replies_per_hour,
+        replies_per_case_hour: cfg.bot.case_replies_per_hour,
+        ..Policy::from_classify(&classify)
+    };
     Settings { classify, policy, acting: None }
 }
 
@@ -194,30 +201,22 @@ pub fn digest_plan(cfg: &Config) -> Result<crate::engine::DigestPlan, Failure> {
     })
 }
 
-/// The settings of a bot that answers: the rules, who it is, where
+/// The settings of a bot that answers: who it is, where
 /// retest requests go, and the clock.
 pub fn acting_settings(cfg: &Config, clock: fn() -> i64) -> Settings {
     use crate::config::RetestBackend as B;
     let mut s = settings(cfg);
-    let rules = crate::act::policy::Rules {
-        bot_address: cfg.bot.address.to_lowercase(),
-        robots: s.classify.robot_addresses.clone(),
-        fresh_hours: cfg.bot.fresh_hours,
-        max_commands: cfg.bot.max_commands,
-        replies_per_sender_hour: cfg.bot.replies_per_hour,
-        replies_per_case_hour: cfg.bot.case_replies_per_hour,
-    };
     let identity = crate::render::Identity {
         address: cfg.bot.address.clone(),
         name: cfg.bot.name.clone(),
         archive_url: cfg.bot.archive_url.clone(),
     };
     let retest = match cfg.retest.backend {
-        B::Email => crate::engine::RetestBackend::Email(cfg.retest.to.clone()),
-        B::Command => crate::engine::RetestBackend::Command,
-        B::None => crate::engine::RetestBackend::None,
+        B::Email => crate::engine::RetestTarget::Email(cfg.retest.to.clone()),
+        B::Command => crate::engine::RetestTarget::Command,
+        B::None => crate::engine::RetestTarget::None,
     };
-    s.acting = Some(crate::engine::Acting { rules, identity, retest, clock, auth: None });
+    s.acting = Some(crate::engine::Acting { identity, retest, clock, auth: None });
     s
 }
 
@@ -244,17 +243,17 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
     };
     let db = cli.db.clone().unwrap_or_else(|| cfg.store.path.clone());
     match cli.command {
-        Command::Classify { json, paths } => classify::classify_paths(&paths, json),
-        Command::Run { once } => run::run(&cfg, cli.config.as_deref(), &db, once, now),
-        Command::Ingest { stale_days, act, paths } => {
+        CliCommand::Classify { json, paths } => classify::classify_paths(&paths, json, &settings(&cfg).classify),
+        CliCommand::Run { once } => run::run(&cfg, cli.config.as_deref(), &db, once, now),
+        CliCommand::Ingest { stale_days, act, paths } => {
             let days = stale_days.unwrap_or(cfg.bot.stale_days);
             let settings =
                 if act { acting_settings_with_auth(&cfg, cli.config.as_deref(), now)? } else { settings(&cfg) };
             let send = act.then(|| (cfg.clone(), cli.config.clone().unwrap_or_else(|| PathBuf::from("lkpbot.toml"))));
             ingest::ingest(&db, &paths, settings, send, (days > 0).then_some(days), now())
         }
-        Command::Outbox { json } => outbox::outbox(&db, json),
-        Command::Digest { print: _, send, json, date } => {
+        CliCommand::Outbox { json } => outbox::outbox(&db, json),
+        CliCommand::Digest { print: _, send, json, date } => {
             let week = match &date {
                 Some(d) => crate::digest::Week::of_date(d)
                     .ok_or_else(|| Failure::usage(anyhow::anyhow!("--date {d}: not a date (YYYY-MM-DD)")))?,
@@ -269,9 +268,9 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
                 digest::digest(&db, &week, &plan, &cfg.bot, json)
             }
         }
-        Command::Cases { json, state } => cases::list(&db, &state, json, now()),
-        Command::Case { id, json } => cases::show(&db, id, json, now()),
-        Command::Serve { listen } => {
+        CliCommand::Cases { json, state } => cases::list(&db, &state, json, now(), &cfg.bot.archive_url),
+        CliCommand::Case { id, json } => cases::show(&db, id, json, now(), &cfg.bot.archive_url),
+        CliCommand::Serve { listen } => {
             serve::serve(&db, listen.as_deref().unwrap_or(&cfg.web.listen), &cfg.bot.archive_url, now)
         }
     }

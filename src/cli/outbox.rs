@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use super::failure::Failure;
 use super::store::{reader, runtime, write_stdout, write_text};
-use crate::classify::json::rfc3339;
+use crate::model::rfc3339;
 use crate::store::OutboxMail;
 use crate::text::cut;
 

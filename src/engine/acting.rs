@@ -12,11 +12,12 @@
 
 use std::collections::BTreeSet;
 
-use super::{Acting, RetestBackend, Settings};
+use super::{Acting, RetestTarget, Settings};
 use crate::act::{self, policy};
 use crate::case::{CaseId, CaseView, Event, EventKind};
 use crate::classify::Kind;
 use crate::classify::outcome::Outcome;
+use crate::model::MessageId;
 use crate::render;
 use crate::store::{NewMail, RetestRequest, StoreError, Tx};
 use crate::thread::Incoming;
@@ -38,6 +39,9 @@ pub(super) async fn act_on(
     }
 }
 
+/// A command mail: what the store knows around it, the policy's answer,
+/// then what the answer changes (subscriptions), the reply, and the
+/// retest it asks for.
 async fn command(
     tx: &mut Tx<'_>,
     settings: &Settings,
@@ -52,90 +56,115 @@ async fn command(
         return Ok(());
     }
     let now = (acting.clock)();
-    let case: Option<CaseView> = match cases.iter().next() {
-        Some(c) => tx.case_views(&[*c]).await?.pop(),
-        None => None,
-    };
-    let sender = inc.from.clone().unwrap_or_default();
-    let pending = match &case {
-        Some(c) => tx.open_retest_requests(c.id).await?.first().map(|r| (r.requested_at, r.requested_by.clone())),
-        None => None,
-    };
-    let world = policy::World {
-        now,
-        fetched_at,
-        may_change: case.as_ref().is_some_and(|c| settings.policy.may_change(inc.from.as_deref(), c)),
-        pending_retest: pending,
-        replies_to_sender: tx.mails_to_since("reply", &sender, now - 3600).await?,
-        replies_in_case: match &case {
-            Some(c) => tx.case_mails_since("reply", c.id, now - 3600).await?,
-            None => 0,
-        },
-        waiting,
-        case,
-    };
-    let response = match policy::respond(inc, &world, &acting.rules) {
+    let world = look_around(tx, settings, inc, cases, now, fetched_at, waiting).await?;
+    let response = match policy::respond(inc, &world, &settings.policy) {
         Ok(r) => r,
         Err(silence) => {
             tracing::debug!(message_id = %inc.message_id, ?silence, "no answer");
             return Ok(());
         }
     };
-    for (_, outcome) in &response.outcomes {
-        match outcome {
-            policy::Outcome::Subscribed { filter } => tx.subscribe(&sender, filter, now).await?,
-            policy::Outcome::Unsubscribed => tx.unsubscribe(&sender).await?,
+    let sender = inc.from.clone().unwrap_or_default();
+    for (_, answer) in &response.outcomes {
+        match answer {
+            policy::Answer::Subscribed { filter } => tx.subscribe(&sender, filter, now).await?,
+            policy::Answer::Unsubscribed => tx.unsubscribe(&sender).await?,
             _ => {}
         }
     }
     let case = world.case.as_ref();
-    let out = render::reply(inc, &response, case, &acting.identity, &cause, now, acting.rules.max_commands);
-    queue(tx, &cause, "reply", case.map(|c| c.id), inc, Some(&sender), &out, &acting.identity, now).await?;
+    let out = render::reply(inc, &response, case, &acting.identity, &cause, now, settings.policy.max_commands);
+    queue(tx, "reply", case.map(|c| c.id), Some(&inc.message_id), &sender, &out, &acting.identity, now).await?;
     tracing::info!(message_id = %inc.message_id, to = %sender, auth = %inc.auth.label(), commands = response.outcomes.len(), "reply queued");
     if let (Some(target), Some(case)) = (response.request_retest, case) {
-        let request = RetestRequest {
-            case: case.id,
-            message_id: inc.message_id.clone(),
-            requested_by: sender.clone(),
-            requested_at: now,
-            target: target.clone(),
-            answered_at: None,
-            reminded_at: None,
-            timed_out_at: None,
-        };
-        tx.add_retest_request(&request).await?;
-        let report = tx.report_facts(&case.facts.report_message_id).await?;
-        let facts = render::RetestRequestFacts::new(case, report.as_ref(), inc, target.as_deref(), &acting.identity);
-        let cause = format!("retest:{}:{}", case.id, inc.message_id);
-        match &acting.retest {
-            RetestBackend::Email(to) => {
-                let out =
-                    render::retest_request(&facts, to, &case.facts.report_message_id, &acting.identity, &cause, now);
-                queue(tx, &cause, "retest-request", Some(case.id), inc, Some(&sender), &out, &acting.identity, now)
-                    .await?;
-            }
-            RetestBackend::Command => {
-                // The sender runs the program with this JSON on stdin.
-                let json = serde_json::to_vec(&facts).unwrap_or_default();
-                let mail = NewMail {
-                    cause: cause.clone(),
-                    kind: "retest-command",
-                    case: Some(case.id),
-                    in_reply_to: Some(inc.message_id.clone()),
-                    message_id: render::message_id(&cause, &acting.identity),
-                    addressee: Some(sender.clone()),
-                    recipients: Vec::new(),
-                    sender: acting.identity.address.clone(),
-                    subject: format!("retest request: case {}", case.id),
-                    raw: json,
-                    created_at: now,
-                };
-                tx.enqueue(&mail).await?;
-            }
-            RetestBackend::None => {}
-        }
-        tracing::info!(case = case.id.0, requested_by = %sender, "retest requested");
+        request_retest(tx, &acting, inc, case, target, now).await?;
     }
+    Ok(())
+}
+
+/// What the store knows around a command mail, for the policy: its case
+/// (the first it is in) replayed, who may change it, a pending retest,
+/// and the replies of the last hour.
+async fn look_around(
+    tx: &mut Tx<'_>,
+    settings: &Settings,
+    inc: &Incoming,
+    cases: &BTreeSet<CaseId>,
+    now: i64,
+    fetched_at: i64,
+    waiting: bool,
+) -> Result<policy::World, StoreError> {
+    let case: Option<CaseView> = match cases.iter().next() {
+        Some(c) => tx.case_views(&[*c]).await?.pop(),
+        None => None,
+    };
+    let sender = inc.from.clone().unwrap_or_default();
+    let mut world = policy::World {
+        now,
+        fetched_at,
+        replies_to_sender: tx.mails_to_since("reply", &sender, now - 3600).await?,
+        waiting,
+        ..policy::World::default()
+    };
+    if let Some(c) = &case {
+        world.may_change = settings.policy.may_change(inc.from.as_deref(), c);
+        world.pending_retest =
+            tx.open_retest_requests(c.id).await?.first().map(|r| (r.requested_at, r.requested_by.clone()));
+        world.replies_in_case = tx.case_mails_since("reply", c.id, now - 3600).await?;
+        world.progress = Some(crate::case::replay(c.facts.kind, &tx.events(c.id).await?).0);
+    }
+    world.case = case;
+    Ok(world)
+}
+
+/// Records the retest a command asked for and hands it to the backend:
+/// a mail to the LKP team, or the configured program's request.
+async fn request_retest(
+    tx: &mut Tx<'_>,
+    acting: &Acting,
+    inc: &Incoming,
+    case: &CaseView,
+    target: Option<String>,
+    now: i64,
+) -> Result<(), StoreError> {
+    let sender = inc.from.clone().unwrap_or_default();
+    let request = RetestRequest {
+        case: case.id,
+        message_id: inc.message_id.clone(),
+        requested_by: sender.clone(),
+        requested_at: now,
+        target: target.clone(),
+        answered_at: None,
+        reminded_at: None,
+        timed_out_at: None,
+    };
+    tx.add_retest_request(&request).await?;
+    let report = tx.report_facts(&case.facts.report_message_id).await?;
+    let facts = render::RetestRequestFacts::new(case, report.as_ref(), inc, target.as_deref(), &acting.identity);
+    let cause = format!("retest:{}:{}", case.id, inc.message_id);
+    match &acting.retest {
+        RetestTarget::Email(to) => {
+            let out = render::retest_request(&facts, to, &case.facts.report_message_id, &acting.identity, &cause, now);
+            let id = &acting.identity;
+            queue(tx, "retest-request", Some(case.id), Some(&inc.message_id), &sender, &out, id, now).await?;
+        }
+        RetestTarget::Command => {
+            // The sender runs the program with this JSON on stdin.
+            let json = serde_json::to_vec(&facts).unwrap_or_default();
+            let row = OutboxRow {
+                kind: "retest-command",
+                case: Some(case.id),
+                in_reply_to: Some(&inc.message_id),
+                addressee: &sender,
+                subject: format!("retest request: case {}", case.id),
+                recipients: Vec::new(),
+            };
+            let message_id = render::message_id(&cause, &acting.identity);
+            tx.enqueue(&row.new_mail(&cause, &message_id, json, &acting.identity, now)).await?;
+        }
+        RetestTarget::None => {}
+    }
+    tracing::info!(case = case.id.0, requested_by = %sender, "retest requested");
     Ok(())
 }
 
@@ -150,7 +179,7 @@ async fn verdicts(
 ) -> Result<(), StoreError> {
     let Some(acting) = settings.acting.clone() else { return Ok(()) };
     let now = (acting.clock)();
-    let fresh = act::is_fresh(inc.date, fetched_at, now, acting.rules.fresh_hours);
+    let fresh = act::is_fresh(inc.date, fetched_at, now, settings.policy.fresh_hours);
     let r = inc.classified.retests.iter().find(|r| r.verdict.is_some()).or(inc.classified.retests.first());
     let outcome = inc.classified.outcome.as_ref();
     let verdict = r.and_then(|r| r.verdict).or(inc.prose_verdict).or(outcome.and_then(Outcome::verdict));
@@ -189,8 +218,8 @@ async fn verdicts(
                     &cause,
                     now,
                 );
-                queue(tx, &cause, "verdict", Some(case.id), inc, Some(&req.requested_by), &out, &acting.identity, now)
-                    .await?;
+                let id = &acting.identity;
+                queue(tx, "verdict", Some(case.id), Some(&inc.message_id), &req.requested_by, &out, id, now).await?;
                 tracing::info!(case = case.id.0, to = %req.requested_by, verdict = %verdict_text, "verdict queued");
             }
         }
@@ -199,32 +228,52 @@ async fn verdicts(
     Ok(())
 }
 
+/// Queues a mail the bot wrote: the outbox row of `out`, which answers
+/// `in_reply_to` (in `case`, for `addressee`).
 #[allow(clippy::too_many_arguments)]
 async fn queue(
     tx: &mut Tx<'_>,
-    cause: &str,
     kind: &'static str,
     case: Option<CaseId>,
-    inc: &Incoming,
-    addressee: Option<&str>,
+    in_reply_to: Option<&MessageId>,
+    addressee: &str,
     out: &render::Outgoing,
     identity: &render::Identity,
     now: i64,
 ) -> Result<bool, StoreError> {
-    let mail = NewMail {
-        cause: cause.to_string(),
-        kind,
-        case,
-        in_reply_to: Some(inc.message_id.clone()),
-        message_id: out.message_id.clone(),
-        addressee: addressee.map(str::to_string),
-        recipients: out.recipients(),
-        sender: identity.address.clone(),
-        subject: out.subject.clone(),
-        raw: out.to_rfc5322(identity),
-        created_at: now,
-    };
-    tx.enqueue(&mail).await
+    let row =
+        OutboxRow { kind, case, in_reply_to, addressee, subject: out.subject.clone(), recipients: out.recipients() };
+    tx.enqueue(&row.new_mail(&out.cause, &out.message_id, out.to_rfc5322(identity), identity, now)).await
+}
+
+/// What an outbox row says besides its bytes.
+struct OutboxRow<'a> {
+    kind: &'static str,
+    case: Option<CaseId>,
+    in_reply_to: Option<&'a MessageId>,
+    addressee: &'a str,
+    subject: String,
+    recipients: Vec<String>,
+}
+
+impl OutboxRow<'_> {
+    /// The one place an outbox row is made: a mail's, or the retest
+    /// program's request.
+    fn new_mail(self, cause: &str, message_id: &str, raw: Vec<u8>, identity: &render::Identity, now: i64) -> NewMail {
+        NewMail {
+            cause: cause.to_string(),
+            kind: self.kind,
+            case: self.case,
+            in_reply_to: self.in_reply_to.cloned(),
+            message_id: message_id.to_string(),
+            addressee: Some(self.addressee.to_string()),
+            recipients: self.recipients,
+            sender: identity.address.clone(),
+            subject: self.subject,
+            raw,
+            created_at: now,
+        }
+    }
 }
 
 /// Reminders and timeouts of unanswered retest requests (see
@@ -242,7 +291,7 @@ pub(super) async fn remind(tx: &mut Tx<'_>, acting: &Acting, now: i64, remind_da
             tracing::info!(case = case.id.0, "retest request timed out");
             continue;
         }
-        let RetestBackend::Email(to) = &acting.retest else {
+        let RetestTarget::Email(to) = &acting.retest else {
             tx.mark_reminded(&req, now).await?;
             continue;
         };
@@ -250,26 +299,14 @@ pub(super) async fn remind(tx: &mut Tx<'_>, acting: &Acting, now: i64, remind_da
         // The request as it was made, from the case and what it named.
         let facts = render::RetestRequestFacts {
             request: req.message_id.to_string(),
-            request_link: acting.identity.link(&req.message_id),
+            request_link: req.message_id.link(&acting.identity.archive_url),
             requester: req.requested_by.clone(),
             ..render::RetestRequestFacts::of_case(&case, report.as_ref(), req.target.as_deref(), &acting.identity)
         };
         let cause = format!("reminder:{}:{}", case.id, req.message_id);
         let out = render::reminder(&facts, req.requested_at, to, &acting.identity, &cause, now);
-        let mail = NewMail {
-            cause: cause.clone(),
-            kind: "reminder",
-            case: Some(case.id),
-            in_reply_to: Some(case.facts.report_message_id.clone()),
-            message_id: out.message_id.clone(),
-            addressee: Some(req.requested_by.clone()),
-            recipients: out.recipients(),
-            sender: acting.identity.address.clone(),
-            subject: out.subject.clone(),
-            raw: out.to_rfc5322(&acting.identity),
-            created_at: now,
-        };
-        tx.enqueue(&mail).await?;
+        let report = Some(&case.facts.report_message_id);
+        queue(tx, "reminder", Some(case.id), report, &req.requested_by, &out, &acting.identity, now).await?;
         tx.mark_reminded(&req, now).await?;
         tracing::info!(case = case.id.0, "retest reminder queued");
     }
@@ -329,20 +366,7 @@ pub(super) async fn digests(
         let subject = digest::subject(&m);
         let body = digest::render(&m, &acting.identity.name, &plan.more);
         let out = render::digest(&subject, &body, &to, &acting.identity, &cause, now);
-        let mail = NewMail {
-            cause,
-            kind: "digest",
-            case: None,
-            in_reply_to: None,
-            message_id: out.message_id.clone(),
-            addressee: Some(to.clone()),
-            recipients: out.recipients(),
-            sender: acting.identity.address.clone(),
-            subject,
-            raw: out.to_rfc5322(&acting.identity),
-            created_at: now,
-        };
-        if tx.enqueue(&mail).await? {
+        if queue(tx, "digest", None, None, &to, &out, &acting.identity, now).await? {
             queued += 1;
             tracing::info!(week = %week.name, %to, "digest queued");
         }

@@ -28,7 +28,7 @@ pub(super) async fn verify(settings: &Settings, items: &[Item]) -> HashMap<usize
         .iter()
         .enumerate()
         .filter(|(_, it)| {
-            it.incoming.as_ref().is_some_and(|inc| wanted(inc, it.fetched_at, now, acting.rules.fresh_hours))
+            it.incoming.as_ref().is_some_and(|inc| wanted(inc, it.fetched_at, now, settings.policy.fresh_hours))
         })
         .collect();
     if wanted.is_empty() {

@@ -89,9 +89,8 @@ pub struct Settings {
 /// What the engine needs to answer mail.
 #[derive(Clone, Debug)]
 pub struct Acting {
-    pub rules: crate::act::policy::Rules,
     pub identity: crate::render::Identity,
-    pub retest: RetestBackend,
+    pub retest: RetestTarget,
     /// The wall clock (seconds since the epoch): what is fresh, and when
     /// a mail was written.
     pub clock: fn() -> i64,
@@ -102,7 +101,7 @@ pub struct Acting {
 
 /// Where retest requests go.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum RetestBackend {
+pub enum RetestTarget {
     /// A mail to this address.
     Email(String),
     /// The configured program, given the request as JSON (the sender runs it).

@@ -123,12 +123,32 @@ const QUEUED_CHUNKS: usize = super::BATCH_MESSAGES / CHUNK_MESSAGES;
 
 type WorkerInput = (u64, Vec<Envelope>, Vec<SourceError>);
 
+/// Starts a named thread: `std::thread::Builder` in a run, a failing one
+/// in tests.
+pub(super) type Start<'a> =
+    &'a dyn Fn(String, Box<dyn FnOnce() + Send>) -> std::io::Result<std::thread::JoinHandle<()>>;
+
+fn start_thread(name: String, f: Box<dyn FnOnce() + Send>) -> std::io::Result<std::thread::JoinHandle<()>> {
+    std::thread::Builder::new().name(name).spawn(f)
+}
+
 /// Starts the reader thread and the parse workers. Memory stays bounded:
 /// each worker holds two chunks in its queue and one in hand, and the
 /// merged queue [`QUEUED_CHUNKS`].
 pub(super) fn spawn(
     open: Opener,
     cfg: ClassifyConfig,
+) -> (tokio::sync::mpsc::Receiver<Chunk>, Vec<std::thread::JoinHandle<()>>) {
+    spawn_with(open, cfg, &start_thread)
+}
+
+/// [`spawn`], starting threads with `start`. A parse worker that cannot
+/// start is said and left out (with none, the reader parses); a reader
+/// that cannot start is the source's fatal error, never an empty source.
+pub(super) fn spawn_with(
+    open: Opener,
+    cfg: ClassifyConfig,
+    start: Start<'_>,
 ) -> (tokio::sync::mpsc::Receiver<Chunk>, Vec<std::thread::JoinHandle<()>>) {
     // Two parse workers keep one store busy; more only add memory.
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 2);
@@ -137,28 +157,35 @@ pub(super) fn spawn(
     let mut inputs = Vec::new();
     for w in 0..workers {
         let (in_tx, in_rx) = std::sync::mpsc::sync_channel::<WorkerInput>(2);
-        inputs.push(in_tx);
         let out = out_tx.clone();
         let cfg = cfg.clone();
-        let spawned = std::thread::Builder::new().name(format!("lkpbot-parse-{w}")).spawn(move || {
+        let worker = Box::new(move || {
             for (seq, envs, errors) in in_rx {
-                let items = envs.into_iter().map(|e| Item::new(e, &cfg)).collect();
                 // A closed queue means the store side stopped: stop too.
-                if out.blocking_send(Chunk { seq, items, errors }).is_err() {
+                if out.blocking_send(parse_chunk(seq, envs, errors, &cfg)).is_err() {
                     return;
                 }
             }
         });
-        threads.extend(spawned.ok());
+        match start(format!("lkpbot-parse-{w}"), worker) {
+            Ok(t) => {
+                threads.push(t);
+                inputs.push(in_tx);
+            }
+            Err(e) => tracing::warn!(error = %e, "a parse worker could not start; the others parse"),
+        }
     }
-    drop(out_tx);
-    let reader = std::thread::Builder::new().name("lkpbot-reader".into()).spawn(move || {
+    // Without workers the reader parses what it reads.
+    let direct = inputs.is_empty().then(|| out_tx.clone());
+    let report = out_tx;
+    let reader = Box::new(move || {
         let mut seq = 0u64;
         let mut send = |envs: Vec<Envelope>, errors: Vec<SourceError>| -> bool {
-            let Some(input) = inputs.get(usize::try_from(seq).unwrap_or(0) % inputs.len().max(1)) else {
-                return false;
+            let ok = match (&direct, inputs.get(usize::try_from(seq).unwrap_or(0) % inputs.len().max(1))) {
+                (Some(out), _) => out.blocking_send(parse_chunk(seq, envs, errors, &cfg)).is_ok(),
+                (None, Some(input)) => input.send((seq, envs, errors)).is_ok(),
+                (None, None) => false,
             };
-            let ok = input.send((seq, envs, errors)).is_ok();
             seq += 1;
             ok
         };
@@ -197,8 +224,20 @@ pub(super) fn spawn(
             send(chunk, errors);
         }
     });
-    threads.extend(reader.ok());
+    match start("lkpbot-reader".into(), reader) {
+        Ok(t) => threads.push(t),
+        Err(e) => {
+            // The queue is empty and has room: the engine reads this error
+            // as the source's end.
+            let _ = report.try_send(Chunk { seq: 0, items: Vec::new(), errors: vec![SourceError::Thread(e)] });
+        }
+    }
     (out_rx, threads)
+}
+
+/// Prepares the messages of one chunk.
+fn parse_chunk(seq: u64, envs: Vec<Envelope>, errors: Vec<SourceError>, cfg: &ClassifyConfig) -> Chunk {
+    Chunk { seq, items: envs.into_iter().map(|e| Item::new(e, cfg)).collect(), errors }
 }
 
 /// The row of a message read at `fetched_at`; `settled` is decided when it
@@ -221,5 +260,67 @@ pub fn message_row(m: &Incoming, fetched_at: i64) -> MessageRow {
         fetched_at,
         problems: i64::try_from(m.problems.len()).unwrap_or(i64::MAX),
         settled: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn source(n: usize) -> Opener {
+        Box::new(move || {
+            let msgs: Vec<Result<Envelope, SourceError>> = (0..n)
+                .map(|i| {
+                    let raw = format!("Message-ID: <m{i}@x>\nSubject: s{i}\n\nbody\n");
+                    Ok(Envelope::new(raw.into_bytes(), 1))
+                })
+                .collect();
+            Ok(Box::new(msgs.into_iter()) as Messages)
+        })
+    }
+
+    /// Every chunk the pipeline hands back, in source order.
+    fn drain(mut rx: tokio::sync::mpsc::Receiver<Chunk>, threads: Vec<std::thread::JoinHandle<()>>) -> Vec<Chunk> {
+        let mut out = Vec::new();
+        while let Some(c) = rx.blocking_recv() {
+            out.push(c);
+        }
+        for t in threads {
+            t.join().unwrap();
+        }
+        out.sort_by_key(|c| c.seq);
+        out
+    }
+
+    fn refuse(
+        prefix: &'static str,
+    ) -> impl Fn(String, Box<dyn FnOnce() + Send>) -> std::io::Result<std::thread::JoinHandle<()>> {
+        move |name, f| {
+            if name.starts_with(prefix) { Err(std::io::Error::other("no threads left")) } else { start_thread(name, f) }
+        }
+    }
+
+    /// Parse workers that cannot start: the reader parses, and every
+    /// message still comes back (it used to be lost without a word).
+    #[test]
+    fn workers_that_cannot_start_lose_nothing() {
+        let (rx, threads) = spawn_with(source(200), ClassifyConfig::default(), &refuse("lkpbot-parse"));
+        let chunks = drain(rx, threads);
+        let ids: Vec<String> = chunks.iter().flat_map(|c| c.items.iter().map(|i| i.message_id.to_string())).collect();
+        assert_eq!(ids.len(), 200);
+        assert_eq!(ids[199], "m199@x");
+        assert!(chunks.iter().all(|c| c.errors.is_empty()));
+    }
+
+    /// A reader that cannot start is the source's fatal error, not an
+    /// empty source.
+    #[test]
+    fn a_reader_that_cannot_start_is_an_error() {
+        let (rx, threads) = spawn_with(source(5), ClassifyConfig::default(), &refuse("lkpbot-"));
+        let chunks = drain(rx, threads);
+        assert_eq!(chunks.len(), 1);
+        assert!(chunks[0].items.is_empty());
+        assert!(matches!(chunks[0].errors[..], [SourceError::Thread(_)]));
+        assert!(chunks[0].errors[0].is_fatal());
     }
 }

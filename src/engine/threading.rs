@@ -16,12 +16,12 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use super::pipeline::{Item, prepare};
 use super::{IngestStats, Settings};
 use crate::act;
-use crate::case::{CaseId, CaseView, Event, EventKind, Strategy};
+use crate::case::{CaseFacts, CaseId, CaseView, Event, EventKind, Strategy};
 use crate::classify::Kind;
 use crate::model::MessageId;
 use crate::store::rows::MessageRow;
 use crate::store::{StaleSweep, StoreError, Tx};
-use crate::thread::{self, Attachment, Candidates, Decision, Incoming, keys};
+use crate::thread::{self, Candidates, Decision, Incoming, Membership, keys};
 
 /// How often one message may be threaded again in one cascade before it
 /// counts as a loop (forged references can make cycles). Far above what
@@ -235,7 +235,9 @@ impl<'a, 't> Threader<'a, 't> {
     }
 
     /// Makes the store hold what `decision` says of the message, changing
-    /// only what differs, and queues what depends on any change.
+    /// only what differs, and queues what depends on any change: its own
+    /// case, its memberships and their events, the cases replayed, then
+    /// whether it is settled or what it waits for.
     async fn apply(
         &mut self,
         inc: &Incoming,
@@ -253,7 +255,89 @@ impl<'a, 't> Threader<'a, 't> {
         };
         let mut changed: Vec<String> = Vec::new();
         let mut replay: BTreeSet<CaseId> = BTreeSet::new();
-        let own_case = match (opens, own) {
+        let own_case = self.own_case(id, opens, own, &mut changed, &mut replay).await?;
+        let joined = self.join_cases(id, own_case, atts, &before, metrics, &mut replay).await?;
+        for case in &replay {
+            self.tx.replay(*case).await?;
+            self.touched.insert(*case);
+        }
+        let was: BTreeSet<CaseId> = before.iter().map(|(c, _)| *c).collect();
+        let now: BTreeSet<CaseId> = own_case.into_iter().chain(joined).collect();
+        if was != now {
+            changed.push(keys::dep_message(id));
+            if own_case.is_none() {
+                match (was.is_empty(), now.is_empty()) {
+                    (true, false) => self.stats.attached += 1,
+                    (false, true) => self.stats.attached = self.stats.attached.saturating_sub(1),
+                    _ => {}
+                }
+            }
+        }
+        let settled = threads_by_references_only(inc.kind()) && now.is_empty() && unsettled.is_empty();
+        if settled {
+            if self.tx.settle(id).await? {
+                changed.push(keys::dep_message(id));
+            }
+        } else {
+            self.tx.set_deps(id, &inc.dependencies(unsettled.iter().copied())).await?;
+        }
+        changed.sort();
+        changed.dedup();
+        self.enqueue_dependents(&changed).await?;
+        Ok((settled, now))
+    }
+
+    /// Makes the message's memberships (besides its own case) and their
+    /// events those of `atts`, changing only what differs; returns the
+    /// cases it is in.
+    async fn join_cases(
+        &mut self,
+        id: &MessageId,
+        own_case: Option<CaseId>,
+        atts: Vec<Membership>,
+        before: &[(CaseId, Strategy)],
+        metrics: &HashMap<CaseId, String>,
+        replay: &mut BTreeSet<CaseId>,
+    ) -> Result<Vec<CaseId>, StoreError> {
+        let mut want: BTreeMap<CaseId, Membership> = BTreeMap::new();
+        for att in atts {
+            if Some(att.case) != own_case {
+                want.entry(att.case).or_insert(att);
+            }
+        }
+        for (case, _) in before {
+            if Some(*case) != own_case && !want.contains_key(case) {
+                self.tx.detach(*case, id).await?;
+                replay.insert(*case);
+            }
+        }
+        for (case, att) in &want {
+            let had = before.iter().find(|(c, _)| c == case).map(|(_, s)| *s);
+            if had != Some(att.strategy) {
+                self.tx.attach(*case, id, att.strategy).await?;
+            }
+            if self.tx.put_events(*case, Some(id), &att.events).await? || had.is_none() {
+                replay.insert(*case);
+                for e in &att.events {
+                    let metric = metrics.get(case).map_or("", String::as_str);
+                    tracing::info!(case = case.0, event = e.kind.as_str(), metric, message_id = %id, "case event");
+                }
+            }
+        }
+        Ok(want.into_keys().collect())
+    }
+
+    /// The case the message opens, keeps, or (its report repeating a case
+    /// of the thread it was sent into) closes into another.
+    async fn own_case(
+        &mut self,
+        id: &MessageId,
+        opens: Option<Box<CaseFacts>>,
+        own: Option<CaseView>,
+        changed: &mut Vec<String>,
+        replay: &mut BTreeSet<CaseId>,
+    ) -> Result<Option<CaseId>, StoreError> {
+        Ok(match (opens, own) {
             (Some(facts), None) => {
                 let case = self.tx.open_case(&facts).await?;
                 self.tx.attach(case, id, Strategy::Report).await?;
@@ -280,60 +364,7 @@ impl<'a, 't> Threader<'a, 't> {
                 None
             }
             (None, None) => None,
-        };
-        let mut want: BTreeMap<CaseId, Attachment> = BTreeMap::new();
-        for att in atts {
-            if Some(att.case) != own_case {
-                want.entry(att.case).or_insert(att);
-            }
-        }
-        for (case, _) in &before {
-            if Some(*case) != own_case && !want.contains_key(case) {
-                self.tx.detach(*case, id).await?;
-                replay.insert(*case);
-            }
-        }
-        for (case, att) in &want {
-            let had = before.iter().find(|(c, _)| c == case).map(|(_, s)| *s);
-            if had != Some(att.strategy) {
-                self.tx.attach(*case, id, att.strategy).await?;
-            }
-            if self.tx.put_events(*case, Some(id), &att.events).await? || had.is_none() {
-                replay.insert(*case);
-                for e in &att.events {
-                    let metric = metrics.get(case).map_or("", String::as_str);
-                    tracing::info!(case = case.0, event = e.kind.as_str(), metric, message_id = %id, "case event");
-                }
-            }
-        }
-        for case in &replay {
-            self.tx.replay(*case).await?;
-            self.touched.insert(*case);
-        }
-        let was: BTreeSet<CaseId> = before.iter().map(|(c, _)| *c).collect();
-        let now: BTreeSet<CaseId> = own_case.into_iter().chain(want.keys().copied()).collect();
-        if was != now {
-            changed.push(keys::dep_message(id));
-            if own_case.is_none() {
-                match (was.is_empty(), now.is_empty()) {
-                    (true, false) => self.stats.attached += 1,
-                    (false, true) => self.stats.attached = self.stats.attached.saturating_sub(1),
-                    _ => {}
-                }
-            }
-        }
-        let settled = threads_by_references_only(inc.kind()) && now.is_empty() && unsettled.is_empty();
-        if settled {
-            if self.tx.settle(id).await? {
-                changed.push(keys::dep_message(id));
-            }
-        } else {
-            self.tx.set_deps(id, &inc.dependencies(unsettled.iter().copied())).await?;
-        }
-        changed.sort();
-        changed.dedup();
-        self.enqueue_dependents(&changed).await?;
-        Ok((settled, now))
+        })
     }
 }
 

@@ -299,44 +299,10 @@ pub fn parse(raw: &[u8]) -> Mail {
         t == "multipart/report" || t == "message/delivery-status"
     });
 
-    let mut body = String::new();
-    for i in 0..msg.text_body_count() {
-        if let Some(t) = msg.body_text(i) {
-            if !body.is_empty() {
-                body.push('\n');
-            }
-            body.push_str(&t);
-        }
-        if body.len() > MAX_BODY_BYTES {
-            break;
-        }
-    }
-    if body.is_empty() && msg.text_body_count() == 0 && msg.attachment_count() == 0 {
-        // A message whose only part mail-parser could not type: fall back
-        // to the raw bytes after the header block.
-        body = String::from_utf8_lossy(bare::after_headers(&clean)).into_owned();
-    }
+    let body = text_body(&msg, &clean);
     let body = normalise_text(body, &mut problems);
 
-    let attachments = msg
-        .attachments()
-        .map(|p| {
-            let content_type = p
-                .content_type()
-                .map(|c| match c.subtype() {
-                    Some(s) => format!("{}/{}", c.ctype(), s),
-                    None => c.ctype().to_string(),
-                })
-                .unwrap_or_else(|| "application/octet-stream".into())
-                .to_ascii_lowercase();
-            let raw = p.contents();
-            // Measured with LF line ends, so a message's size does not
-            // depend on how it was stored.
-            let size = raw.len() - raw.windows(2).filter(|w| w == b"\r\n").count();
-            let text = (p.is_text() && !p.is_text_html()).then(|| p.text_contents()).flatten().map(attachment_text);
-            Attachment { name: p.attachment_name().map(str::to_string), content_type, size, text }
-        })
-        .collect();
+    let attachments = attachments(&msg);
 
     Mail {
         message_id,
@@ -359,6 +325,52 @@ pub fn parse(raw: &[u8]) -> Mail {
         layout: Layout::Rfc822,
         problems,
     }
+}
+
+/// The text parts one after the other (HTML ones as text), at most about
+/// `MAX_BODY_BYTES`; for a message whose only part mail-parser could not
+/// type, the raw bytes after the header block.
+fn text_body(msg: &mail_parser::Message<'_>, clean: &[u8]) -> String {
+    let mut body = String::new();
+    for i in 0..msg.text_body_count() {
+        if let Some(t) = msg.body_text(i) {
+            if !body.is_empty() {
+                body.push('\n');
+            }
+            body.push_str(&t);
+        }
+        if body.len() > MAX_BODY_BYTES {
+            break;
+        }
+    }
+    if body.is_empty() && msg.text_body_count() == 0 && msg.attachment_count() == 0 {
+        // A message whose only part mail-parser could not type: fall back
+        // to the raw bytes after the header block.
+        body = String::from_utf8_lossy(bare::after_headers(clean)).into_owned();
+    }
+    body
+}
+
+/// The attachments: name, type, size and (plain text) their text.
+fn attachments(msg: &mail_parser::Message<'_>) -> Vec<Attachment> {
+    msg.attachments()
+        .map(|p| {
+            let content_type = p
+                .content_type()
+                .map(|c| match c.subtype() {
+                    Some(s) => format!("{}/{}", c.ctype(), s),
+                    None => c.ctype().to_string(),
+                })
+                .unwrap_or_else(|| "application/octet-stream".into())
+                .to_ascii_lowercase();
+            let raw = p.contents();
+            // Measured with LF line ends, so a message's size does not
+            // depend on how it was stored.
+            let size = raw.len() - raw.windows(2).filter(|w| w == b"\r\n").count();
+            let text = (p.is_text() && !p.is_text_html()).then(|| p.text_contents()).flatten().map(attachment_text);
+            Attachment { name: p.attachment_name().map(str::to_string), content_type, size, text }
+        })
+        .collect()
 }
 
 /// `List-Id`, `List-Post`, `List-Unsubscribe`, ... and vger's
@@ -480,14 +492,12 @@ fn char_floor(s: &str, max: usize) -> usize {
 
 /// A stable id for a message that has none: FNV-1a of its bytes.
 pub(crate) fn synthesize_message_id(raw: &[u8]) -> MessageId {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in raw {
-        if b == b'\r' {
-            continue; // the same message with CRLF or LF gets one id
-        }
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
+    let mut h = crate::model::Fnv::default();
+    // The same message with CRLF or LF gets one id.
+    for piece in raw.split(|&b| b == b'\r') {
+        h.write(piece);
     }
+    let h = h.finish();
     MessageId::new(&format!("{h:016x}@no-message-id.lkpbot")).expect("hex id is a valid Message-ID")
 }
 

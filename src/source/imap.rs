@@ -340,19 +340,40 @@ where
             })
             .collect();
         envs.sort_by_key(|(uid, _)| *uid);
+        // A message expunged since the SEARCH is not in the answer, and is
+        // gone: what is asked is what is still there.
+        let mut wanted: Vec<u32> = chunk.to_vec();
+        if envs.len() < chunk.len() {
+            let gone = expunged(session, chunk, &envs).await?;
+            if !gone.is_empty() {
+                tracing::info!(mailbox, count = gone.len(), "messages expunged before they were fetched");
+                wanted.retain(|u| !gone.contains(u));
+            }
+        }
         // A connection lost mid-FETCH can end the answer early: store only
         // the unbroken run of what was asked, so the checkpoint never
         // passes a message that was not stored; the rest is fetched again.
-        let whole = envs.len() == chunk.len();
-        let run = envs.iter().zip(chunk).take_while(|((u, _), want)| u == *want).count();
+        let whole = envs.len() == wanted.len();
+        let run = envs.iter().zip(&wanted).take_while(|((u, _), want)| u == *want).count();
         envs.truncate(run);
         synced.messages += envs.len() as u64;
         deliver(envs.into_iter().map(|(_, e)| e).collect()).await.map_err(ImapError::Deliver)?;
         if !whole {
-            return Err(ImapError::Timeout(format!("UID FETCH: {run} of {} messages came back", chunk.len())));
+            return Err(ImapError::Timeout(format!("UID FETCH: {run} of {} messages came back", wanted.len())));
         }
     }
     Ok(synced)
+}
+
+/// Which of the messages asked for (`chunk`) and not in the answer
+/// (`got`) the mailbox no longer holds: a UID SEARCH of the missing
+/// names those still there.
+async fn expunged(session: &mut Session, chunk: &[u32], got: &[(u32, Envelope)]) -> Result<Vec<u32>, ImapError> {
+    let missing: Vec<u32> = chunk.iter().copied().filter(|u| !got.iter().any(|(g, _)| g == u)).collect();
+    let query = format!("UID {}", uid_set(&missing));
+    let there =
+        bounded("UID SEARCH", async { session.uid_search(&query).await.map_err(protocol("UID SEARCH")) }).await?;
+    Ok(missing.into_iter().filter(|u| !there.contains(u)).collect())
 }
 
 /// What woke an IDLE.

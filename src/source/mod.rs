@@ -1,7 +1,7 @@
 //! Where raw messages come from: mbox files, Maildirs and single `.eml`
-//! files (IMAP joins them later). An I/O edge: it reads files and nothing
-//! else, and hands out [`RawMessage`]s one at a time so memory stays flat
-//! however large the archive.
+//! files here, IMAP mailboxes in [`imap`], followed files in [`follow`].
+//! An I/O edge: it reads and nothing else, and hands out [`RawMessage`]s
+//! one at a time so memory stays flat however large the archive.
 
 pub mod follow;
 pub mod imap;
@@ -40,6 +40,10 @@ pub enum SourceError {
         #[source]
         source: std::io::Error,
     },
+    /// The thread that reads the source could not be started (the
+    /// system is out of threads or memory): nothing of it was read.
+    #[error("cannot start the thread that reads the source: {0}")]
+    Thread(#[source] std::io::Error),
 }
 
 impl SourceError {

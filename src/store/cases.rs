@@ -13,7 +13,7 @@ use sqlx::{AssertSqlSafe, Row};
 use super::rows;
 use super::{StoreError, Tx, err};
 use crate::case::commit_prefix;
-use crate::case::{CaseFacts, CaseId, CaseKind, CaseState, CaseView, Event, EventKind, Progress, Strategy};
+use crate::case::{CaseFacts, CaseId, CaseKind, CaseState, CaseView, Event, EventKind, Replayed, Strategy};
 use crate::model::MessageId;
 
 /// What a stale sweep found and changed.
@@ -300,7 +300,7 @@ impl Tx<'_> {
     }
 
     /// Stores the replay of a case's events.
-    async fn set_progress(&mut self, case: CaseId, p: &Progress, opened_at: i64) -> Result<(), StoreError> {
+    async fn set_progress(&mut self, case: CaseId, p: &Replayed, opened_at: i64) -> Result<(), StoreError> {
         sqlx::query(
             "UPDATE cases SET state = $2, updated_at = $3, verdict = $4, fix_commit = $5, fix_message_id = $6, \
              custom_title = $7 WHERE id = $1",

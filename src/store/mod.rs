@@ -33,6 +33,7 @@ use sqlx::sqlite::{SqliteConnection, SqliteRow};
 use sqlx::{AssertSqlSafe, Connection, Row};
 
 use crate::case::{CaseFilter, CaseRecord};
+use crate::model::Fnv;
 
 pub use cases::StaleSweep;
 pub use open::schema_version;
@@ -191,7 +192,7 @@ impl Store {
 /// FNV-1a over every value of `rows`, for table checksums (stable across
 /// runs and builds).
 fn checksum(table: &str, rows: &[SqliteRow]) -> Result<u64, StoreError> {
-    let mut h = Fnv::new();
+    let mut h = Fnv::default();
     for row in rows {
         for i in 0..row.len() {
             if let Ok(v) = row.try_get::<Option<String>, _>(i) {
@@ -209,21 +210,7 @@ fn checksum(table: &str, rows: &[SqliteRow]) -> Result<u64, StoreError> {
         }
         h.write(b"\x1e");
     }
-    Ok(h.0)
-}
-
-struct Fnv(u64);
-
-impl Fnv {
-    fn new() -> Fnv {
-        Fnv(0xcbf2_9ce4_8422_2325)
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 ^= u64::from(b);
-            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
-        }
-    }
+    Ok(h.finish())
 }
 
 /// A write transaction: what the engine does for a batch of messages.

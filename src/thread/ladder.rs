@@ -16,7 +16,7 @@ use crate::classify::outcome::Outcome;
 use crate::model::Verdict;
 
 use super::keys::{patch_key, same_commit, subject_key};
-use super::{Attachment, Candidates, Decision, Incoming};
+use super::{Candidates, Decision, Incoming, Membership};
 use crate::case::{CaseFacts, CaseKind, CaseView, DAY, Event, EventKind, Strategy};
 
 /// How long after a report a reply can still be matched by its subject.
@@ -124,7 +124,7 @@ pub fn decide(m: &Incoming, c: &Candidates, now: i64) -> Decision {
     }
     let events = events_for(m, at);
     Decision::Attach(
-        hits.into_iter().map(|(v, strategy)| Attachment { case: v.id, strategy, events: events.clone() }).collect(),
+        hits.into_iter().map(|(v, strategy)| Membership { case: v.id, strategy, events: events.clone() }).collect(),
     )
 }
 
@@ -142,7 +142,7 @@ fn open_or_repeat(m: &Incoming, case: CaseFacts, c: &Candidates, at: i64) -> Dec
             } else {
                 EventKind::RelatedReport
             };
-            Attachment { case: v.id, strategy: Strategy::References, events: vec![Event::new(at, kind, id.clone())] }
+            Membership { case: v.id, strategy: Strategy::References, events: vec![Event::new(at, kind, id.clone())] }
         })
         .collect();
     if repeats { Decision::Attach(thread) } else { Decision::Open { case: Box::new(case), thread } }

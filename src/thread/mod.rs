@@ -94,7 +94,7 @@ pub struct Candidates {
 
 /// A message joining one case, with what it does there.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Attachment {
+pub struct Membership {
     pub case: CaseId,
     pub strategy: Strategy,
     pub events: Vec<Event>,
@@ -111,14 +111,14 @@ pub enum Decision {
     /// thread it was sent into, if any. (Related cases are not decided
     /// here: the read side finds them from the cases' facts, so they do
     /// not depend on which report came first.)
-    Open { case: Box<CaseFacts>, thread: Vec<Attachment> },
+    Open { case: Box<CaseFacts>, thread: Vec<Membership> },
     /// The message joins existing cases.
-    Attach(Vec<Attachment>),
+    Attach(Vec<Membership>),
 }
 
 impl Incoming {
     /// Takes what threading needs from a parsed and classified message.
-    pub fn new(mail: &Mail, classified: Classified) -> Incoming {
+    pub fn new(mail: &Mail, mut classified: Classified) -> Incoming {
         let mut problems: Vec<String> = mail.problems.clone();
         problems.extend(classified.problems.iter().cloned());
         // The classifier read it already, outside the reply's tables.
@@ -128,8 +128,11 @@ impl Incoming {
         let mut subject_key = None;
         // Unrelated mail is attached by its references or not at all, so
         // its text is not read again.
+        let own_text = classified.own_text.take();
         if classified.kind != Kind::Unrelated {
-            let own = quote::unquoted(&mail.body);
+            // The classifier's copy of the unquoted lines, else (its own
+            // mail, which it does not read) the body's.
+            let own = own_text.unwrap_or_else(|| quote::unquoted(&mail.body));
             links = keys::link_ids(&own);
             if let Some(f) = &classified.fix {
                 for id in &f.closes {

@@ -313,87 +313,24 @@ impl Chart {
 /// and change from base over each dot while there is room for it.
 pub fn svg(c: &Chart) -> String {
     let vals: Vec<(f64, f64)> = c.points.iter().map(|p| c.plotted(p)).collect();
-    let mut lo = vals.iter().map(|(v, s)| v - s).fold(f64::INFINITY, f64::min);
-    let mut hi = vals.iter().map(|(v, s)| v + s).fold(f64::NEG_INFINITY, f64::max);
-    let pad = ((hi - lo) * 0.12).max(hi.abs().max(lo.abs()) * 0.01).max(1e-9);
-    lo -= pad;
-    hi += pad;
-    // Start at zero when zero is near: the gap then reads true.
-    if lo > 0.0 && lo < (hi - lo) * 0.6 {
-        lo = 0.0;
-    }
-    if c.fail_rate && !c.relative {
-        lo = lo.max(0.0);
-    }
-    let plot_h = H - TOP - BOTTOM;
-    let plot_w = W - LEFT - RIGHT;
-    let y = |v: f64| TOP + plot_h * (1.0 - (v - lo) / (hi - lo));
-    let step = plot_w / c.points.len() as f64;
-    let x = |i: usize| LEFT + step * (i as f64 + 0.5);
-    let title = match c.unit() {
-        "" => c.metric.clone(),
-        u => format!("{} ({u})", c.metric),
-    };
-    let mut s = format!(
-        "<svg class=\"chart\" role=\"img\" aria-labelledby=\"chart-title\" viewBox=\"0 0 {W} {H}\" \
-         xmlns=\"http://www.w3.org/2000/svg\" font-family=\"sans-serif\" font-size=\"12\">\
-         <title id=\"chart-title\">{}</title>\
-         <text x=\"{LEFT}\" y=\"18\" font-weight=\"bold\">{}</text>",
-        esc(&format!("{title}: base, bad and fix commits")),
-        esc(&crate::text::cut(&title, 90))
-    );
-    let tick_label = |t: f64| match (c.relative, t > 0.0) {
-        (true, true) => format!("+{}%", number(t)),
-        (true, false) => format!("{}%", number(t)),
-        (false, _) => compact(t),
-    };
-    for t in ticks(lo, hi) {
-        let ty = y(t);
-        s.push_str(&format!(
-            "<line x1=\"{LEFT}\" x2=\"{}\" y1=\"{ty:.1}\" y2=\"{ty:.1}\" stroke=\"#e0e0e0\"/>\
-             <text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\" fill=\"#555\">{}</text>",
-            W - RIGHT,
-            LEFT - 6.0,
-            ty + 4.0,
-            esc(&tick_label(t))
-        ));
-    }
-    s.push_str(&format!("<line x1=\"{LEFT}\" x2=\"{LEFT}\" y1=\"{TOP}\" y2=\"{}\" stroke=\"#888\"/>", H - BOTTOM));
-    for (p, dash) in [(c.base(), "6 4"), (c.bad(), "2 3")] {
-        if let Some(p) = p {
-            let ly = y(c.plotted(p).0);
-            s.push_str(&format!(
-                "<line class=\"level-{}\" x1=\"{LEFT}\" x2=\"{}\" y1=\"{ly:.1}\" y2=\"{ly:.1}\" stroke=\"{}\" \
-                 stroke-dasharray=\"{dash}\" stroke-opacity=\"0.6\"/>",
-                p.role.as_str(),
-                W - RIGHT,
-                color(p)
-            ));
-        }
-    }
+    let f = Frame::new(c, &vals);
+    let mut s = heading(c);
+    grid(c, &f, &mut s);
+    levels(c, &f, &mut s);
     // Labels need room: values over the dots up to ~100 px a commit,
     // commits under the axis up to ~70 px; the table has them all.
-    let (value_labels, commit_labels) = (step >= 100.0, step >= 70.0);
+    let (value_labels, commit_labels) = (f.step >= 100.0, f.step >= 70.0);
     let mut fixes = 0;
     for (i, (p, (v, spread))) in c.points.iter().zip(&vals).enumerate() {
-        let (px, py) = (x(i), y(*v));
+        let (px, py) = (f.x(i), f.y(*v));
         let col = color(p);
         if *spread > 0.0 {
-            let (top, bottom) = (y(v + spread), y(v - spread));
-            s.push_str(&format!(
-                "<g class=\"error-bar\" stroke=\"{col}\"><line x1=\"{px:.1}\" x2=\"{px:.1}\" y1=\"{top:.1}\" y2=\"{bottom:.1}\"/>\
-                 <line x1=\"{:.1}\" x2=\"{:.1}\" y1=\"{top:.1}\" y2=\"{top:.1}\"/>\
-                 <line x1=\"{:.1}\" x2=\"{:.1}\" y1=\"{bottom:.1}\" y2=\"{bottom:.1}\"/></g>",
-                px - 6.0,
-                px + 6.0,
-                px - 6.0,
-                px + 6.0
-            ));
+            error_bar(px, f.y(v + spread), f.y(v - spread), col, &mut s);
         }
         let label = match p.role {
             Role::Fix => {
                 fixes += 1;
-                if step >= 48.0 { format!("fix {fixes}") } else { fixes.to_string() }
+                if f.step >= 48.0 { format!("fix {fixes}") } else { fixes.to_string() }
             }
             r => r.as_str().to_string(),
         };
@@ -410,7 +347,7 @@ pub fn svg(c: &Chart) -> String {
         if value_labels {
             s.push_str(&format!(
                 "<text x=\"{px:.1}\" y=\"{:.1}\" text-anchor=\"middle\" fill=\"{col}\">{}</text>",
-                (y(v + spread) - 8.0).max(TOP + 10.0),
+                (f.y(v + spread) - 8.0).max(TOP + 10.0),
                 esc(&format!("{}{change}", c.show(p.value)))
             ));
         }
@@ -430,6 +367,106 @@ pub fn svg(c: &Chart) -> String {
     }
     s.push_str("</svg>");
     s
+}
+
+/// Where values and points go: the value range (padded, from zero when
+/// zero is near) and the width each point gets.
+struct Frame {
+    lo: f64,
+    hi: f64,
+    step: f64,
+}
+
+impl Frame {
+    fn new(c: &Chart, vals: &[(f64, f64)]) -> Frame {
+        let mut lo = vals.iter().map(|(v, s)| v - s).fold(f64::INFINITY, f64::min);
+        let mut hi = vals.iter().map(|(v, s)| v + s).fold(f64::NEG_INFINITY, f64::max);
+        let pad = ((hi - lo) * 0.12).max(hi.abs().max(lo.abs()) * 0.01).max(1e-9);
+        lo -= pad;
+        hi += pad;
+        // Start at zero when zero is near: the gap then reads true.
+        if lo > 0.0 && lo < (hi - lo) * 0.6 {
+            lo = 0.0;
+        }
+        if c.fail_rate && !c.relative {
+            lo = lo.max(0.0);
+        }
+        Frame { lo, hi, step: (W - LEFT - RIGHT) / c.points.len() as f64 }
+    }
+
+    fn y(&self, v: f64) -> f64 {
+        TOP + (H - TOP - BOTTOM) * (1.0 - (v - self.lo) / (self.hi - self.lo))
+    }
+
+    fn x(&self, i: usize) -> f64 {
+        LEFT + self.step * (i as f64 + 0.5)
+    }
+}
+
+/// The `<svg>` element's start: its accessible title and the metric.
+fn heading(c: &Chart) -> String {
+    let title = match c.unit() {
+        "" => c.metric.clone(),
+        u => format!("{} ({u})", c.metric),
+    };
+    format!(
+        "<svg class=\"chart\" role=\"img\" aria-labelledby=\"chart-title\" viewBox=\"0 0 {W} {H}\" \
+         xmlns=\"http://www.w3.org/2000/svg\" font-family=\"sans-serif\" font-size=\"12\">\
+         <title id=\"chart-title\">{}</title>\
+         <text x=\"{LEFT}\" y=\"18\" font-weight=\"bold\">{}</text>",
+        esc(&format!("{title}: base, bad and fix commits")),
+        esc(&crate::text::cut(&title, 90))
+    )
+}
+
+/// The value grid with its labels, and the axis.
+fn grid(c: &Chart, f: &Frame, s: &mut String) {
+    let tick_label = |t: f64| match (c.relative, t > 0.0) {
+        (true, true) => format!("+{}%", number(t)),
+        (true, false) => format!("{}%", number(t)),
+        (false, _) => compact(t),
+    };
+    for t in ticks(f.lo, f.hi) {
+        let ty = f.y(t);
+        s.push_str(&format!(
+            "<line x1=\"{LEFT}\" x2=\"{}\" y1=\"{ty:.1}\" y2=\"{ty:.1}\" stroke=\"#e0e0e0\"/>\
+             <text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\" fill=\"#555\">{}</text>",
+            W - RIGHT,
+            LEFT - 6.0,
+            ty + 4.0,
+            esc(&tick_label(t))
+        ));
+    }
+    s.push_str(&format!("<line x1=\"{LEFT}\" x2=\"{LEFT}\" y1=\"{TOP}\" y2=\"{}\" stroke=\"#888\"/>", H - BOTTOM));
+}
+
+/// The base's and the bad commit's levels across the chart.
+fn levels(c: &Chart, f: &Frame, s: &mut String) {
+    for (p, dash) in [(c.base(), "6 4"), (c.bad(), "2 3")] {
+        if let Some(p) = p {
+            let ly = f.y(c.plotted(p).0);
+            s.push_str(&format!(
+                "<line class=\"level-{}\" x1=\"{LEFT}\" x2=\"{}\" y1=\"{ly:.1}\" y2=\"{ly:.1}\" stroke=\"{}\" \
+                 stroke-dasharray=\"{dash}\" stroke-opacity=\"0.6\"/>",
+                p.role.as_str(),
+                W - RIGHT,
+                color(p)
+            ));
+        }
+    }
+}
+
+/// A point's %stddev as an error bar from `top` to `bottom`.
+fn error_bar(px: f64, top: f64, bottom: f64, col: &str, s: &mut String) {
+    s.push_str(&format!(
+        "<g class=\"error-bar\" stroke=\"{col}\"><line x1=\"{px:.1}\" x2=\"{px:.1}\" y1=\"{top:.1}\" y2=\"{bottom:.1}\"/>\
+         <line x1=\"{:.1}\" x2=\"{:.1}\" y1=\"{top:.1}\" y2=\"{top:.1}\"/>\
+         <line x1=\"{:.1}\" x2=\"{:.1}\" y1=\"{bottom:.1}\" y2=\"{bottom:.1}\"/></g>",
+        px - 6.0,
+        px + 6.0,
+        px - 6.0,
+        px + 6.0
+    ));
 }
 
 #[cfg(test)]

@@ -62,7 +62,8 @@ impl App {
         {
             return texts.clone();
         }
-        let texts: Arc<Vec<String>> = Arc::new(all.iter().map(|c| view::case_json(c).to_string()).collect());
+        let texts: Arc<Vec<String>> =
+            Arc::new(all.iter().map(|c| view::case_json(c, &self.archive).to_string()).collect());
         *cached() = Some((all.clone(), texts.clone()));
         texts
     }
@@ -113,32 +114,32 @@ fn wants_html(headers: &HeaderMap) -> bool {
 }
 
 /// A failed request: its status and what to tell the client.
-struct Failure {
+struct HttpFailure {
     status: StatusCode,
     message: String,
     html: bool,
 }
 
-impl Failure {
-    fn new(status: StatusCode, message: impl Into<String>) -> Failure {
-        Failure { status, message: message.into(), html: false }
+impl HttpFailure {
+    fn new(status: StatusCode, message: impl Into<String>) -> HttpFailure {
+        HttpFailure { status, message: message.into(), html: false }
     }
 
-    fn bad(message: impl Into<String>) -> Failure {
-        Failure::new(StatusCode::BAD_REQUEST, message)
+    fn bad(message: impl Into<String>) -> HttpFailure {
+        HttpFailure::new(StatusCode::BAD_REQUEST, message)
     }
 
-    fn store(e: crate::store::StoreError) -> Failure {
+    fn store(e: crate::store::StoreError) -> HttpFailure {
         tracing::error!(error = %e, "cannot read the store");
-        Failure::new(StatusCode::INTERNAL_SERVER_ERROR, format!("cannot read the store: {e}"))
+        HttpFailure::new(StatusCode::INTERNAL_SERVER_ERROR, format!("cannot read the store: {e}"))
     }
 
-    fn into_html(self, html: bool) -> Failure {
-        Failure { html, ..self }
+    fn into_html(self, html: bool) -> HttpFailure {
+        HttpFailure { html, ..self }
     }
 }
 
-impl IntoResponse for Failure {
+impl IntoResponse for HttpFailure {
     fn into_response(self) -> Response {
         if self.html {
             let page = pages::Error { status: self.status.to_string(), message: self.message.clone() };
@@ -159,9 +160,9 @@ fn json_type() -> [(header::HeaderName, &'static str); 1] {
     [(header::CONTENT_TYPE, "application/json")]
 }
 
-fn page(t: &impl Template) -> Result<Response, Failure> {
+fn page(t: &impl Template) -> Result<Response, HttpFailure> {
     let body =
-        t.render().map_err(|e| Failure::new(StatusCode::INTERNAL_SERVER_ERROR, format!("cannot render: {e}")))?;
+        t.render().map_err(|e| HttpFailure::new(StatusCode::INTERNAL_SERVER_ERROR, format!("cannot render: {e}")))?;
     // Escaped for HTML, text from mail may still hold control characters
     // and bidi overrides: none reaches a page.
     Ok((html_type(), crate::text::clean(&body).into_owned()).into_response())
@@ -172,25 +173,25 @@ fn json(v: &serde_json::Value) -> Response {
     (json_type(), format!("{v}\n")).into_response()
 }
 
-fn query(q: Result<Query<list::Params>, QueryRejection>) -> Result<list::Query, Failure> {
-    let Query(p) = q.map_err(|e| Failure::bad(format!("bad query: {}", e.body_text())))?;
-    list::Query::parse(p).map_err(Failure::bad)
+fn query(q: Result<Query<list::Params>, QueryRejection>) -> Result<list::Query, HttpFailure> {
+    let Query(p) = q.map_err(|e| HttpFailure::bad(format!("bad query: {}", e.body_text())))?;
+    list::Query::parse(p).map_err(HttpFailure::bad)
 }
 
 /// A case id from the path: a number, else 400.
-fn case_id(p: Result<Path<String>, PathRejection>) -> Result<CaseId, Failure> {
-    let Path(raw) = p.map_err(|e| Failure::bad(e.body_text()))?;
-    raw.parse::<i64>().map(CaseId).map_err(|_| Failure::bad(format!("case ids are numbers, not {raw:?}")))
+fn case_id(p: Result<Path<String>, PathRejection>) -> Result<CaseId, HttpFailure> {
+    let Path(raw) = p.map_err(|e| HttpFailure::bad(e.body_text()))?;
+    raw.parse::<i64>().map(CaseId).map_err(|_| HttpFailure::bad(format!("case ids are numbers, not {raw:?}")))
 }
 
 async fn index(
     State(app): State<App>,
     headers: HeaderMap,
     q: Result<Query<list::Params>, QueryRejection>,
-) -> Result<Response, Failure> {
+) -> Result<Response, HttpFailure> {
     let html = wants_html(&headers);
     let q = query(q).map_err(|f| f.into_html(html))?;
-    let all = app.reader.summary(false).await.map_err(|e| Failure::store(e).into_html(html))?;
+    let all = app.reader.summary(false).await.map_err(|e| HttpFailure::store(e).into_html(html))?;
     let counts: Vec<(CaseState, i64)> =
         CaseState::ALL.iter().map(|s| (*s, all.iter().filter(|c| c.view.state == *s).count() as i64)).collect();
     let cases = list::select(all.iter(), &q);
@@ -201,14 +202,14 @@ async fn case_page(
     State(app): State<App>,
     headers: HeaderMap,
     id: Result<Path<String>, PathRejection>,
-) -> Result<Response, Failure> {
+) -> Result<Response, HttpFailure> {
     let html = wants_html(&headers);
     let id = case_id(id).map_err(|f| f.into_html(html))?;
-    let Some(c) = app.reader.case(id).await.map_err(|e| Failure::store(e).into_html(html))? else {
-        return Err(Failure::new(StatusCode::NOT_FOUND, format!("no case {}", id.0)).into_html(html));
+    let Some(c) = app.reader.case(id).await.map_err(|e| HttpFailure::store(e).into_html(html))? else {
+        return Err(HttpFailure::new(StatusCode::NOT_FOUND, format!("no case {}", id.0)).into_html(html));
     };
     let related: Vec<CaseId> = c.related.iter().map(|(id, _)| *id).collect();
-    let others = app.reader.views(&related).await.map_err(|e| Failure::store(e).into_html(html))?;
+    let others = app.reader.views(&related).await.map_err(|e| HttpFailure::store(e).into_html(html))?;
     page(&pages::case(&c, &others, (app.clock)(), &app.archive)).map_err(|f| f.into_html(html))
 }
 
@@ -217,10 +218,10 @@ async fn case_page(
 async fn api_cases(
     State(app): State<App>,
     q: Result<Query<list::Params>, QueryRejection>,
-) -> Result<Response, Failure> {
+) -> Result<Response, HttpFailure> {
     let sorted = matches!(&q, Ok(Query(p)) if p.sort.as_deref().is_some_and(|s| !s.is_empty()));
     let q = query(q)?;
-    let all = app.reader.summary(true).await.map_err(Failure::store)?;
+    let all = app.reader.summary(true).await.map_err(HttpFailure::store)?;
     let cases: Vec<&CaseRecord> =
         if sorted { list::select(all.iter(), &q) } else { all.iter().filter(|c| q.selects(c)).collect() };
     // The summary is in id order; the body is what `cases --json` prints.
@@ -239,24 +240,24 @@ async fn api_cases(
     Ok((json_type(), body).into_response())
 }
 
-async fn api_case(State(app): State<App>, id: Result<Path<String>, PathRejection>) -> Result<Response, Failure> {
+async fn api_case(State(app): State<App>, id: Result<Path<String>, PathRejection>) -> Result<Response, HttpFailure> {
     let id = case_id(id)?;
-    match app.reader.case(id).await.map_err(Failure::store)? {
-        Some(c) => Ok(json(&view::case_json(&c))),
-        None => Err(Failure::new(StatusCode::NOT_FOUND, format!("no case {}", id.0))),
+    match app.reader.case(id).await.map_err(HttpFailure::store)? {
+        Some(c) => Ok(json(&view::case_json(&c, &app.archive))),
+        None => Err(HttpFailure::new(StatusCode::NOT_FOUND, format!("no case {}", id.0))),
     }
 }
 
 /// `{"status": "ok", "cases": N}` when the store answers.
-async fn healthz(State(app): State<App>) -> Result<Response, Failure> {
+async fn healthz(State(app): State<App>) -> Result<Response, HttpFailure> {
     let counts = app.reader.state_counts().await.map_err(|e| {
         tracing::error!(error = %e, "health check");
-        Failure::new(StatusCode::SERVICE_UNAVAILABLE, format!("the store does not answer: {e}"))
+        HttpFailure::new(StatusCode::SERVICE_UNAVAILABLE, format!("the store does not answer: {e}"))
     })?;
     let cases: i64 = counts.iter().map(|(_, n)| n).sum();
     Ok(json(&serde_json::json!({"status": "ok", "cases": cases})))
 }
 
-async fn not_found(headers: HeaderMap, uri: axum::http::Uri) -> Failure {
-    Failure::new(StatusCode::NOT_FOUND, format!("no such page: {}", uri.path())).into_html(wants_html(&headers))
+async fn not_found(headers: HeaderMap, uri: axum::http::Uri) -> HttpFailure {
+    HttpFailure::new(StatusCode::NOT_FOUND, format!("no such page: {}", uri.path())).into_html(wants_html(&headers))
 }

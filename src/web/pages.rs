@@ -8,7 +8,7 @@ use askama::Template;
 use super::list::{Query, Sort, encode};
 use crate::case::CaseRecord;
 use crate::case::{CaseKind, CaseState, CaseView, replay};
-use crate::classify::json::rfc3339;
+use crate::model::rfc3339;
 use crate::view::{self, chart};
 
 pub struct Opt {
@@ -23,7 +23,7 @@ pub struct Count {
     pub current: bool,
 }
 
-pub struct Row {
+pub struct CaseRow {
     pub id: i64,
     pub href: String,
     pub state: &'static str,
@@ -56,7 +56,7 @@ pub struct Index {
     pub sort_activity: String,
     pub sort_oldest: String,
     pub api: String,
-    pub rows: Vec<Row>,
+    pub rows: Vec<CaseRow>,
 }
 
 fn tone(c: &CaseRecord) -> &'static str {
@@ -74,7 +74,7 @@ pub fn index(q: &Query, cases: &[&CaseRecord], counts: &[(CaseState, i64)], now:
         .iter()
         .map(|c| {
             let f = &c.view.facts;
-            Row {
+            CaseRow {
                 id: c.view.id.0,
                 href: format!("/cases/{}", c.view.id.0),
                 state: c.view.state.as_str(),
@@ -221,7 +221,7 @@ fn when(ts: i64) -> String {
 
 fn facts(c: &CaseRecord, now: i64, archive: &str) -> Vec<Fact> {
     let f = &c.view.facts;
-    let link = |id: &crate::model::MessageId| format!("{archive}{}", id.url_segment());
+    let link = |id: &crate::model::MessageId| id.link(archive);
     let mut out =
         vec![Fact { href: Some(link(&f.report_message_id)), ..Fact::code("report", f.report_message_id.as_str()) }];
     if let Some(sha) = &f.commit {
@@ -274,7 +274,7 @@ fn points(ch: &chart::Chart, archive: &str) -> Vec<PointRow> {
             };
             PointRow {
                 label,
-                href: p.message_id.as_ref().map(|m| format!("{archive}{}", m.url_segment())),
+                href: p.message_id.as_ref().map(|m| m.link(archive)),
                 commit: p.commit.clone().unwrap_or_else(|| "-".into()),
                 value: ch.show(p.value),
                 stddev: p.stddev_pct.map_or(String::new(), |s| format!("±{}%", chart::number(s))),
@@ -313,7 +313,7 @@ pub fn case(c: &CaseRecord, others: &[CaseView], now: i64, archive: &str) -> Cas
                 kind: e.kind.as_str(),
                 state: state.as_str(),
                 note,
-                href: e.message_id.as_ref().map(|id| format!("{archive}{}", id.url_segment())),
+                href: e.message_id.as_ref().map(|id| id.link(archive)),
                 subject: m.map_or_else(|| "(message)".into(), |m| m.subject.clone()),
                 from: m.and_then(|m| m.from.clone()).unwrap_or_default(),
                 message_id: e.message_id.as_ref().map_or(String::new(), |id| id.as_str().to_string()),
