@@ -282,7 +282,11 @@ static CANNOT_REPRODUCE: LazyLock<Vec<Regex>> = LazyLock::new(|| {
             r"(?i)\b(?:trying|tried|attempted)\s+(?:[\w,]+\s+){0,6}?(?:to\s+(?:reproduce|recreate|repro)|reproducing)\b",
             r"[^.?!]{0,80}?\b(?:unable|could\s*n[o']t|can\s*n[o']t|cannot|failed|no\s+luck|without\s+success)\b"
         ),
-        r"(?i)^\W*(?:(?:same\s+here|unfortunately|sadly|so\s+far|also|but|hmm)[,\s]+)*(?:(?:could|can)(?:n'?t|\s*not)|cannot|unable\s+to|not\s+able\s+to)\s+(?:\w+\s+)?(?:reproduc\w*|recreate|repro)\b",
+        r"(?i)^\W*(?:(?:same\s+here|unfortunately|sadly|so\s+far|also|but|hmm)[,\s]+)*(?:(?:could|can)(?:n?'t|\s*not)|cannot|unable\s+to|not\s+able\s+to)\s+(?:\w+\s+)?(?:reproduc\w*|recreate|repro)\b",
+        concat!(
+            r"(?i)\b(?:the|this|that)\s+(?:\w+\s+)?(?:issue|problem|bug|hang|failure|warning|crash|regression|splat)\s+",
+            r"(?:did(?:n'?t|\s+not)|does(?:n'?t|\s+not)|never)\s+(?:reproduce|show\s+up|trigger)\b"
+        ),
     ])
 });
 
@@ -299,11 +303,17 @@ static DID_REPRODUCE: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// "not able to reproduce the regression with the fix": a fix judged, not
-/// the problem missed.
-/// "I haven't seen that be an issue" speaks of something else.
+/// the problem missed. "I haven't seen that be an issue", "I don't see a
+/// problem with that" give an opinion; "no failures due to the new check"
+/// speaks of another cause.
 static WITH_A_FIX: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:with|after\s+applying)\s+(?:the|my|this|your|our)\s+(?:\w+\s+)?(?:fix|patch)|\bseen?\s+(?:this|that|it)\s+(?:be|being|as)\b")
-        .expect("static regex")
+    Regex::new(concat!(
+        r"(?i)\b(?:with|after\s+applying)\s+(?:the|my|this|your|our)\s+(?:\w+\s+)?(?:fix|patch)|",
+        r"\bseen?\s+(?:this|that|it)\s+(?:be|being|as)\b|",
+        r"\b(?:do|does)(?:n'?t|\s+not)\s+see\s+(?:a|any)\s+(?:real\s+)?(?:problem|issue)s?\b|",
+        r"\b(?:failures?|problems?|issues?|errors?)\s+(?:due\s+to|caused\s+by)\b"
+    ))
+    .expect("static regex")
 });
 
 /// Whether a developer's reply says they tried and could not reproduce
@@ -908,6 +918,8 @@ mod tests {
             "I've just run 50 iterations here on my VMs and I haven't seen a single failure.",
             "With that I can't reproduce the reported failure.",
             "I still haven't reproduced the performance regression locally.",
+            "Can't reproduce with cgroup create / populate / depopulate / rmdir stress tests either.",
+            "Just did 100 boot test w/ 1s delay added as above but the problem didn't reproduce.",
         ];
         let no = [
             "Can't you reproduce it on your side?",
@@ -915,6 +927,9 @@ mod tests {
             "That is why I was not able to reproduce the issue. With binutils 2.39, now I see the warnings.",
             "I don't mind moving that, but don't see what the problem is here.",
             "It's possible, but I haven't seen that be an issue.",
+            "So I don't see a problem here for write_boundary_block() specifically.",
+            "The migration does succeed and I don't see any failures due to the new refcheck.",
+            "From the log, the issue didn't happen on a flush request.",
             "I can reproduce it every time.",
         ];
         sorts(says_it_cannot_reproduce, &yes, &no);
