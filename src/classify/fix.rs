@@ -143,7 +143,7 @@ fn read_patch(
 /// Whether the commit message or changelog (the text before the diff)
 /// names the robot or one of its people, outside `Cc:` and the other
 /// address tags: "v9 - resolves two warnings issued by kernel test robot",
-/// "[oliver.sang@intel.com: reported an assertion in the previous version]".
+/// "\[oliver.sang@intel.com: reported an assertion in the previous version\]".
 fn names_the_robot(own: &str, lkp: &[String]) -> bool {
     static ROBOT: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(r"(?i)test[- ]robot|lkp@intel\.com|\b0-?day\b|kbuild-all|oe-kbuild|oe-lkp").expect("static regex")

@@ -9,7 +9,7 @@
 //!   possible to ..."), an imperative ("please retest", "try this:"), a
 //!   wish ("it would be nice to double check ..."), a question whether
 //!   something fixes it ("does this fix it?", "is this already fixed by
-//!   <commit>?"), an offer of a patch to try ("the attached patch could
+//!   \<commit\>?"), an offer of a patch to try ("the attached patch could
 //!   be used to see if it fixes things");
 //! - what is to be done: a verb of testing (test, try, run, rerun, check,
 //!   confirm, verify, reproduce, bisect, "give it a spin", "see if it
@@ -95,7 +95,7 @@ static ROBOT_WORDS: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// A verb of running a test, as the sentence uses it; some need an
-/// object that makes it a run (see [`object_is_a_run`]).
+/// object that makes it a run (see [`asks_for_a_run`]).
 static VERB: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
         r"(?i)\b(?P<verb>re-?test(?:ing)?|re-?run(?:ning)?|test(?:ing)?|try(?:ing)?|run(?:ning)?|",
@@ -209,8 +209,8 @@ static VOCATIVE: LazyLock<Regex> = LazyLock::new(|| {
 static NAME_LINE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(?P<name>[A-Z][a-z]+|[Kk]ernel[- ]test[- ]robot),$").expect("static regex"));
 
-/// "On <date>, Oliver Sang wrote:", "Oliver Sang <x@y> 于2024年写道：",
-/// "Oliver Sang <x@y> writes:": the mail answered.
+/// "On \<date\>, Oliver Sang wrote:", "Oliver Sang \<x@y\> 于2024年写道：",
+/// "Oliver Sang \<x@y\> writes:": the mail answered.
 static ATTRIBUTION: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)(?:^|,\s*)(?P<who>[^,<>]{2,60}?)\s*(?:<[^>]*>|\([^)]*\))?\s*(?:wrote|writes|写道|pisze|a écrit|schrieb|escribió)\s*[:：]?\s*$")
         .expect("static regex")
