@@ -261,6 +261,7 @@ fn verdicts(l: &Line, events: &[Event], week: &Week) -> Vec<Line> {
                 EventKind::Confirmed => "still regressed".to_string(),
                 EventKind::StillPresent => e.note.clone().unwrap_or_else(|| "still present".to_string()),
                 EventKind::ResultUnknown => "result unknown".to_string(),
+                EventKind::NotReproduced => "not reproduced".to_string(),
                 _ => e.verdict.map_or("no verdict", |v| v.as_str()).to_string(),
             });
             v

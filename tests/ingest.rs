@@ -163,22 +163,26 @@ const RETEST_THREADS: &[(&str, CaseState, Option<Verdict>)] = &[
     // Rong: "recompiled ... the regression still exists": a rerun without
     // a fix confirms the regression and judges no fix, so no verdict.
     ("20200803094257.GA23458@shao2-debian", CaseState::RetestDone, None),
-    // Oliver tested Amir's branch; a 3-commit table, no verdict on the headline.
-    ("20210731063818.GB18773@xsang-OptiPlex-9020", CaseState::RetestDone, None),
+    // Oliver tested Amir's branch; a 3-commit table with no fix column, and
+    // the prose: "the results meet your expectation" (the tip is above the
+    // old base): recovered in words.
+    ("20210731063818.GB18773@xsang-OptiPlex-9020", CaseState::RetestDone, Some(Verdict::Recovered)),
     // Fixup 92a8f471fa "didn't fix the issue, still has -6.4%".
     ("20220506092250.GI23061@xsang-OptiPlex-9020", CaseState::RetestDone, Some(Verdict::NotRecovered)),
-    // Still reproducible on v5.19-rc6 (fail:runs table).
-    ("Ys0gqOUcLr+2dle5@xsang-OptiPlex-9020", CaseState::RetestDone, Some(Verdict::NotRecovered)),
+    // Still reproducible on v5.19-rc6 (a fail:runs table whose third column
+    // is that release, not a fix): still present, no fix judged.
+    ("Ys0gqOUcLr+2dle5@xsang-OptiPlex-9020", CaseState::RetestDone, None),
     // LKP only confirms the original numbers are stable: no retest of a fix.
     ("202211220854.48dad6fd-oliver.sang@intel.com", CaseState::Discussed, None),
     // Fix e5a7d5f824ad does not recover the warning.
     ("202302281653.51938721-yujie.liu@intel.com", CaseState::RetestDone, Some(Verdict::NotRecovered)),
-    // Ming Lei asks the reporter to try a patch; no result in the thread.
-    ("202305140021.WvuGBjaZ-lkp@intel.com", CaseState::RetestRequested, None),
+    // Ming Lei asks the patch's author, not LKP, to try a patch: no retest
+    // requested of the robot, and no result in the thread.
+    ("202305140021.WvuGBjaZ-lkp@intel.com", CaseState::Discussed, None),
     ("202310202303.c68e7639-oliver.sang@intel.com", CaseState::RetestDone, Some(Verdict::NotRecovered)),
     // LKP "updated the xfstests, confirmed the test PASS now": a false
-    // positive, retested clean.
-    ("202311211653.3a9e8678-oliver.sang@intel.com", CaseState::RetestDone, Some(Verdict::Recovered)),
+    // positive, run again and not reproduced; no fix, so no verdict.
+    ("202311211653.3a9e8678-oliver.sang@intel.com", CaseState::RetestDone, None),
     // "Please retest and provide feedback", and no answer yet.
     ("202312061242.lKDoAY9g-lkp@intel.com", CaseState::RetestRequested, None),
     ("202401221624.cb53a8ca-oliver.sang@intel.com", CaseState::RetestDone, Some(Verdict::Recovered)),
@@ -199,13 +203,14 @@ const RETEST_THREADS: &[(&str, CaseState, Option<Verdict>)] = &[
     ("202412271132.a09c3500-lkp@intel.com", CaseState::RetestDone, Some(Verdict::Recovered)),
     // Fix a64e5a596067 "does not fix" the warning (the prose); LKP's
     // last word, "the issue still exists on next-20250321", is a
-    // still-present note and keeps that verdict.
-    ("202503101536.27099c77-lkp@intel.com", CaseState::RetestDone, Some(Verdict::NotRecovered)),
+    // still-present note and keeps that verdict. Luis's patches inline,
+    // the first linking the report, are a fix posted.
+    ("202503101536.27099c77-lkp@intel.com", CaseState::FixPosted, Some(Verdict::NotRecovered)),
     // "confirmed the issue gone", Tested-by.
     ("202503171650.cc082b66-lkp@intel.com", CaseState::RetestDone, Some(Verdict::Recovered)),
-    // LKP reran the suggested commits and found no difference: a retest
-    // with a two-column table and no fix to judge.
-    ("202504241314.fe89a536-lkp@intel.com", CaseState::RetestDone, None),
+    // LKP tested the commit suggested as a fix against its parent and
+    // found "no performance diff": the candidate does not recover it.
+    ("202504241314.fe89a536-lkp@intel.com", CaseState::RetestDone, Some(Verdict::NotRecovered)),
     // "yes, this fixed the issue we reported", Tested-by.
     ("202510101652.7921fdc6-lkp@intel.com", CaseState::RetestDone, Some(Verdict::Recovered)),
     // "confirmed the issue we reported gone now with the patch".

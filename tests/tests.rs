@@ -27,6 +27,9 @@ mod hostile;
 mod ids;
 /// `ingest` over the real archive, and the `ingest`/`cases`/`case` commands.
 mod ingest;
+/// The hand-labelled replies of `fixtures/labels/`: precision and recall of
+/// the recognisers per kind.
+mod labels;
 /// Any arrival order, any split into imports: the same cases.
 mod order;
 /// Each mail sent once: two runs on one store, a killed sender, a server back.

@@ -5,9 +5,10 @@
 //!     \___________\_______________\________________\-> stale (no activity)
 //! any open state -> invalid | duplicate | resolved (commands); reopen -> discussed
 //! improvements: informational (activity recorded, state kept)
-//! confirmed, still-present (the test run again, no fix) and result-unknown
-//! (a fix run whose result the mail does not give) move a case as
-//! retest-done does; only retest-done (a fix judged) sets the verdict
+//! confirmed, still-present, not-reproduced (the test run again, no fix)
+//! and result-unknown (a fix run whose result the mail does not give) move
+//! a case as retest-done does; only retest-done (a fix judged) sets the
+//! verdict
 //! ```
 //!
 //! A case's state is never stored as a fact: it is the fold of
@@ -162,10 +163,14 @@ pub enum EventKind {
     /// (the note says why): a retest done that judges nothing, so the
     /// case keeps the verdict it had.
     ResultUnknown,
+    /// LKP ran the report's test again (a rerun, another machine, an
+    /// updated test suite) and the problem did not show. No fix was
+    /// tried: it answers a retest and sets no verdict.
+    NotReproduced,
 }
 
 impl EventKind {
-    pub const ALL: [EventKind; 18] = [
+    pub const ALL: [EventKind; 19] = [
         EventKind::Reported,
         EventKind::ReportedAgain,
         EventKind::RelatedReport,
@@ -184,6 +189,7 @@ impl EventKind {
         EventKind::Confirmed,
         EventKind::StillPresent,
         EventKind::ResultUnknown,
+        EventKind::NotReproduced,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -206,6 +212,7 @@ impl EventKind {
             EventKind::Confirmed => "confirmed",
             EventKind::StillPresent => "still-present",
             EventKind::ResultUnknown => "result-unknown",
+            EventKind::NotReproduced => "not-reproduced",
         }
     }
 
@@ -218,7 +225,11 @@ impl EventKind {
     pub fn is_retest_result(self) -> bool {
         matches!(
             self,
-            EventKind::RetestDone | EventKind::ResultUnknown | EventKind::Confirmed | EventKind::StillPresent
+            EventKind::RetestDone
+                | EventKind::ResultUnknown
+                | EventKind::Confirmed
+                | EventKind::StillPresent
+                | EventKind::NotReproduced
         )
     }
 }
@@ -403,6 +414,10 @@ mod tests {
             (S::Reported, E::ResultUnknown, S::RetestDone),
             (S::RetestRequested, E::ResultUnknown, S::RetestDone),
             (S::FixPosted, E::ResultUnknown, S::FixPosted),
+            (S::RetestRequested, E::NotReproduced, S::RetestDone),
+            (S::Reported, E::NotReproduced, S::RetestDone),
+            (S::FixPosted, E::NotReproduced, S::FixPosted),
+            (S::Resolved, E::NotReproduced, S::Resolved),
         ];
         for (from, e, want) in rows {
             assert_eq!(transition(from, e), want, "{from:?} after {e:?}");
@@ -414,7 +429,12 @@ mod tests {
         judged.fix_commit = Some("6df13230b6".into());
         let mut unknown = ev(300, EventKind::ResultUnknown);
         unknown.fix_commit = Some("981204d280".into());
-        for later in [ev(200, EventKind::Confirmed), ev(200, EventKind::StillPresent), unknown] {
+        for later in [
+            ev(200, EventKind::Confirmed),
+            ev(200, EventKind::StillPresent),
+            ev(200, EventKind::NotReproduced),
+            unknown,
+        ] {
             let (p, _) = replay(CaseKind::PerfRegression, &[judged.clone(), later]);
             assert_eq!((p.state, p.verdict), (CaseState::RetestDone, Some(Verdict::PartlyRecovered)));
             assert_eq!(p.fix_commit.as_deref(), Some("6df13230b6"));

@@ -82,6 +82,9 @@ pub fn to_json(mail: &Mail, c: &Classified) -> Value {
         o.insert("outcome".into(), v(&c.outcome));
         o.insert("verdict".into(), v(&c.outcome.as_ref().and_then(|x| x.verdict_str())));
     }
+    if c.cannot_reproduce {
+        o.insert("cannot_reproduce".into(), Value::Bool(true));
+    }
     if c.test_request.is_some() {
         o.insert("test_request".into(), v(&c.test_request));
     }

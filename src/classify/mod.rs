@@ -209,6 +209,9 @@ pub struct Classified {
     /// give).
     pub outcome: Option<Outcome>,
     pub test_request: Option<TestRequest>,
+    /// A developer says they tried and could not reproduce the reported
+    /// problem (the reply stays discussion; the case's event notes it).
+    pub cannot_reproduce: bool,
     pub commands: Vec<CommandLine>,
     pub fix: Option<FixPosted>,
     pub subject: SubjectFacts,
@@ -251,6 +254,7 @@ pub fn classify(mail: &Mail, cfg: &ClassifyConfig) -> Classified {
         prose_verdict: None,
         outcome: None,
         test_request: None,
+        cannot_reproduce: false,
         commands: Vec::new(),
         fix: None,
         subject: SubjectFacts::default(),
@@ -269,7 +273,7 @@ pub fn classify(mail: &Mail, cfg: &ClassifyConfig) -> Classified {
     if sender == Sender::Human {
         // One lower-cased copy serves every needle of both checks.
         let lower = mail.body.as_bytes().to_ascii_lowercase();
-        if !mentions_robot(mail, &lower) {
+        if !mentions_robot(mail, &lower, cfg) {
             if commands::may_contain_lower(&lower) {
                 let own = quote::unquoted(&mail.body);
                 c.commands = commands::parse_unquoted(&own);
@@ -318,7 +322,7 @@ pub fn classify(mail: &Mail, cfg: &ClassifyConfig) -> Classified {
         if sender == Sender::Robot {
             // The robot's generated patches ("... can be static", "fix
             // semicolon.cocci warnings") quote the build report they fix.
-            if let Some(f) = fix::extract(&mail.subject, &own_text, true) {
+            if let Some(f) = fix::extract(&mail.subject, &own_text, true, &[]) {
                 c.kind = Kind::FixPosted;
                 c.fix = Some(f);
                 return c;
@@ -352,6 +356,9 @@ pub fn classify(mail: &Mail, cfg: &ClassifyConfig) -> Classified {
 
     c.report = quoted_report(body, &c.subject).map(Box::new);
     let own_clean = strip_signature(&own_text);
+    // A developer who tried and could not reproduce the problem: the
+    // reply stays what it is, and the case's event notes it.
+    c.cannot_reproduce = sender == Sender::Human && outcome::says_it_cannot_reproduce(own_clean);
     let tables = table::find_tables(own_clean);
     let lkp_like = matches!(sender, Sender::Robot | Sender::LkpTeam | Sender::Unknown)
         || cfg.in_lkp_domain(mail)
@@ -371,10 +378,9 @@ pub fn classify(mail: &Mail, cfg: &ClassifyConfig) -> Classified {
         let prose = retest::prose_only(own_clean, &tables);
         let prose_verdict = retest::prose_verdict(&prose);
         let reran = !tables.is_empty() && retest::says_it_reran(&prose);
-        // An LKP engineer's words alone: a rerun that shows the regression
-        // again, a later tree that still has it, a fix run whose result is
-        // attached. Not for the whole domain: other engineers there write
-        // the same words about their own tests.
+        // An LKP engineer's words alone: what a run found, read sentence
+        // by sentence. Not for the whole domain: other engineers there
+        // write the same words about their own tests.
         let lkp_words = matches!(sender, Sender::Robot | Sender::LkpTeam | Sender::Unknown)
             && mail.is_reply()
             && outcome::is_a_result(&prose, &mail.attachments);
@@ -383,7 +389,6 @@ pub fn classify(mail: &Mail, cfg: &ClassifyConfig) -> Classified {
             || tested_by
             || reran
             || lkp_words
-            || (mail.is_reply() && prose_verdict.is_some())
             || (sender == Sender::Robot && mail.is_reply())
         {
             c.prose_verdict = prose_verdict;
@@ -414,9 +419,12 @@ pub fn classify(mail: &Mail, cfg: &ClassifyConfig) -> Classified {
             c.problems.extend(judged.problems);
             c.problems.dedup();
             // "The issue still exists" judges no fix when nothing was
-            // applied: the outcome says what it found.
-            if !matches!(judged.outcome, Outcome::FixJudged { .. } | Outcome::ResultUnknown { .. }) {
-                c.prose_verdict = None;
+            // applied: the outcome says what it found. A fix judged in
+            // words states the verdict the prose gives.
+            match &judged.outcome {
+                Outcome::FixJudged { verdict, .. } if judged.by_prose => c.prose_verdict = Some(*verdict),
+                Outcome::FixJudged { .. } | Outcome::ResultUnknown { .. } => {}
+                _ => c.prose_verdict = None,
             }
             c.kind = Kind::RetestResult;
             c.retests = retests;
@@ -430,22 +438,36 @@ pub fn classify(mail: &Mail, cfg: &ClassifyConfig) -> Classified {
         c.problems.push("auto-submitted: not a human message".into());
         return c;
     }
+    let people = people(mail, cfg);
     if let Some(cmds) = some(commands::parse_unquoted(&own_text)) {
         c.kind = Kind::Command;
         c.commands = cmds;
-        c.test_request = request::extract(own_clean, &mail.attachments);
+        c.test_request = request::extract(&own_text, &mail.attachments, &people);
         return c;
     }
-    if let Some(f) = fix::extract(&mail.subject, &own_text, false) {
+    let lkp: Vec<String> = cfg.robot_addresses.iter().chain(&cfg.lkp_team).cloned().collect();
+    if let Some(f) = fix::extract(&mail.subject, &own_text, false, &lkp) {
         c.kind = Kind::FixPosted;
         c.fix = Some(f);
         return c;
     }
+    // The robot's people answer requests; they do not make them.
     if mail.is_reply()
-        && let Some(r) = request::extract(own_clean, &mail.attachments)
+        && matches!(sender, Sender::Human | Sender::Unknown)
+        && let Some(r) = request::extract(&own_text, &mail.attachments, &people)
     {
         c.kind = Kind::TestRequest;
         c.test_request = Some(r);
+        return c;
+    }
+    // A fix sent inline in a reply, with its subject, commit message and
+    // the report's tags: posted, though not as a mail of its own.
+    if mail.is_reply()
+        && sender == Sender::Human
+        && let Some(f) = fix::extract_inline(&own_text, &lkp)
+    {
+        c.kind = Kind::FixPosted;
+        c.fix = Some(f);
         return c;
     }
     // An LKP engineer answering in a report's thread is discussing it,
@@ -458,34 +480,71 @@ pub fn classify(mail: &Mail, cfg: &ClassifyConfig) -> Classified {
     c
 }
 
+/// Who a mail may be speaking to, for reading its requests: the robot's
+/// people (the LKP team, the robot, whoever of them it is sent to), the
+/// other recipients, and the writer.
+fn people(mail: &Mail, cfg: &ClassifyConfig) -> request::People {
+    let is_lkp = |a: &crate::mail::Address| {
+        let e = a.email.as_deref().unwrap_or("");
+        cfg.robot_addresses.iter().chain(&cfg.lkp_team).any(|x| x.eq_ignore_ascii_case(e))
+            || contains_ci(e.as_bytes(), b"lkp")
+            || contains_ci(e.as_bytes(), b"kbuild-all")
+            || a.name.as_deref().is_some_and(is_robot_name)
+    };
+    let first = |a: &crate::mail::Address| {
+        a.name.as_deref().and_then(request::first_name).or_else(|| a.email.as_deref().and_then(request::first_name))
+    };
+    let mut p = request::People {
+        lkp: cfg.lkp_team.iter().chain(&cfg.robot_addresses).filter_map(|a| request::first_name(a)).collect(),
+        sender: mail.from.as_ref().and_then(first),
+        ..Default::default()
+    };
+    for a in mail.to.iter().chain(&mail.cc) {
+        if is_lkp(a) {
+            p.lkp_recipient = true;
+            p.lkp.extend(first(a));
+        } else {
+            p.others.extend(first(a));
+        }
+    }
+    // A text dump names no recipients, and a reply to a robot subject is
+    // to the robot's people whoever it is sent to.
+    p.lkp_recipient |= mail.to.is_empty() && mail.cc.is_empty() || mentions_robot_subject(&mail.subject);
+    p
+}
+
 fn some<T>(v: Vec<T>) -> Option<Vec<T>> {
     (!v.is_empty()).then_some(v)
 }
 
 /// Cheap test for anything robot-related: the robot's name or address, its
-/// report phrasing, its link lists, an LKP tag, or a command to the bot.
-fn mentions_robot(mail: &Mail, lower_body: &[u8]) -> bool {
+/// report phrasing, its link lists, an LKP tag, a command to the bot, or
+/// the robot or its people among the recipients.
+fn mentions_robot(mail: &Mail, lower_body: &[u8], cfg: &ClassifyConfig) -> bool {
     static NEEDLES: LazyLock<Needles> = LazyLock::new(|| {
         Needles::new(&["test robot", "0day", "0-day", "we noticed", "%stddev"])
             .gated("lkp", &["lkp@intel.com", "lkp-robot", "oe-lkp", "#lkp"])
             .gated("kbuild", &["oe-kbuild", "kbuild-all"])
     });
-    // `[linus:master] [mm] 01b9da291c: metric ...`: a robot subject, even
-    // when a reply quotes nothing of the report.
+    if mentions_robot_subject(&mail.subject) {
+        return true;
+    }
+    NEEDLES.any_in(lower_body)
+        || mail.to.iter().chain(&mail.cc).filter_map(|a| a.email.as_deref()).any(|e| {
+            contains_ci(e.as_bytes(), b"lkp")
+                || contains_ci(e.as_bytes(), b"oe-kbuild")
+                || cfg.lkp_team.iter().any(|t| t.eq_ignore_ascii_case(e))
+        })
+}
+
+/// `[linus:master] [mm] 01b9da291c: metric ...`, `[LKP] ...`: a robot
+/// subject, even when a reply quotes nothing of the report.
+fn mentions_robot_subject(subject: &str) -> bool {
     static ROBOT_SUBJECT: LazyLock<regex::Regex> = LazyLock::new(|| {
         regex::Regex::new(r"(?i)\[lkp|lkp-robot|build (?:success|regression)|\] +[0-9a-f]{7,12}: ")
             .expect("static regex")
     });
-    if ROBOT_SUBJECT.is_match(&mail.subject) {
-        return true;
-    }
-    NEEDLES.any_in(lower_body)
-        || mail
-            .to
-            .iter()
-            .chain(&mail.cc)
-            .filter_map(|a| a.email.as_deref())
-            .any(|e| contains_ci(e.as_bytes(), b"lkp") || contains_ci(e.as_bytes(), b"oe-kbuild"))
+    ROBOT_SUBJECT.is_match(subject)
 }
 
 /// A reply about a robot report that does not quote it: the subject is a

@@ -8,14 +8,22 @@
 //!   still regressed, and no fix was tried;
 //! - still present: the reported commit has since reached a later tree
 //!   (mainline, a release, a linux-next tag) and the issue is seen there;
+//! - not reproduced: LKP ran the test again (a rerun, another machine, an
+//!   updated test suite) and the problem did not show; no fix was tried,
+//!   so no verdict;
 //! - a result the body does not give: a fix was run and its result is
-//!   only attached or only described. An attachment that can be read (a
-//!   comparison table, a dmesg) is read; otherwise the verdict is unknown
-//!   and the reason is said.
+//!   only attached or only described, or the numbers are too noisy to
+//!   say. An attachment that can be read (a comparison table, a dmesg) is
+//!   read; otherwise the verdict is unknown and the reason is said.
 //!
-//! What decides is what the reply says in its own words and tables, never
-//! whether it quotes the report: the report, when known, only names the
-//! bad commit and the regression's sign.
+//! The prose is read one sentence at a time, by what each sentence says
+//! LKP did and saw ([`read`]): a run (tested, reran, rebuilt, applied,
+//! upgraded the test suite), whether a fix took part, and what showed (the
+//! problem again, not at all, in a later tree; a fix's verdict in words).
+//! Offers, plans, questions and runs that never happened (the patch did
+//! not apply) say nothing. What decides is what the reply says in its own
+//! words and tables, never whether it quotes the report: the report, when
+//! known, only names the bad commit and the regression's sign.
 
 use regex::{Captures, Regex};
 use serde::Serialize;
@@ -26,6 +34,7 @@ use super::report::ReportFacts;
 use super::request;
 use super::retest::{self, Context, Retest};
 use super::table::{self, Table};
+use super::text::sentences;
 use crate::mail::Attachment;
 use crate::model::Verdict;
 
@@ -44,6 +53,10 @@ pub enum Outcome {
     StillPresent { tree: String },
     /// A fix was retested and the mail does not say how it went.
     ResultUnknown { fix: Option<String>, reason: String },
+    /// The report's test run again (a rerun, another machine, an updated
+    /// test suite) and the problem did not show. No fix was tried: it
+    /// answers a retest and judges nothing.
+    NotReproduced { note: Option<String> },
 }
 
 impl Outcome {
@@ -54,7 +67,7 @@ impl Outcome {
         match self {
             Outcome::FixJudged { verdict, .. } => Some(verdict.as_str()),
             Outcome::RegressionConfirmed { .. } | Outcome::StillPresent { .. } => Some("still-regressed"),
-            Outcome::ResultUnknown { .. } => None,
+            Outcome::ResultUnknown { .. } | Outcome::NotReproduced { .. } => None,
         }
     }
 
@@ -70,7 +83,19 @@ impl Outcome {
     pub fn fix(&self) -> Option<&str> {
         match self {
             Outcome::FixJudged { fix, .. } | Outcome::ResultUnknown { fix, .. } => fix.as_deref(),
-            Outcome::RegressionConfirmed { .. } | Outcome::StillPresent { .. } => None,
+            Outcome::RegressionConfirmed { .. } | Outcome::StillPresent { .. } | Outcome::NotReproduced { .. } => None,
+        }
+    }
+
+    /// The outcome's name: `fix-judged`, `confirmed`, `still-present`,
+    /// `result-unknown`.
+    pub fn kind_str(&self) -> &'static str {
+        match self {
+            Outcome::FixJudged { .. } => "fix-judged",
+            Outcome::RegressionConfirmed { .. } => "confirmed",
+            Outcome::StillPresent { .. } => "still-present",
+            Outcome::ResultUnknown { .. } => "result-unknown",
+            Outcome::NotReproduced { .. } => "not-reproduced",
         }
     }
 
@@ -85,22 +110,264 @@ impl Outcome {
             },
             Outcome::StillPresent { tree } => format!("still present in {tree}"),
             Outcome::ResultUnknown { reason, .. } => format!("no verdict: {reason}"),
+            Outcome::NotReproduced { note: Some(n) } => format!("not reproduced: run again without a fix, {n}"),
+            Outcome::NotReproduced { note: None } => {
+                "not reproduced: run again without a fix, the problem did not show".to_string()
+            }
         }
     }
 }
 
-/// Things the reply says the regression does when run again.
+/// What an LKP reply says it did and saw, read sentence by sentence.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Reading {
+    /// It ran something: tested, reran, rebuilt, applied and ran, updated
+    /// the test suite and ran.
+    pub ran: bool,
+    /// A fix took part: a patch, branch or commit applied or tested.
+    pub fix: bool,
+    /// The problem showed again.
+    pub reproduced: bool,
+    /// The problem did not show: cannot reproduce it, the test passes now.
+    pub not_reproduced: bool,
+    /// "No difference": with a fix, it does nothing; without one, the
+    /// regression is gone.
+    pub no_difference: bool,
+    /// A fix's verdict in words ("it recovers the regression", "it has
+    /// little impact").
+    pub verdict: Option<Verdict>,
+    /// The later tree the problem is still seen in.
+    pub later_tree: Option<String>,
+    /// The run never happened: the patch did not apply, build or boot.
+    pub no_run: bool,
+    /// The numbers are too noisy to say either way.
+    pub unsteady: bool,
+}
+
+impl Reading {
+    /// Whether the reply reports what a run found. The problem seen again
+    /// or not at all counts only with a run ("in our tests the result is
+    /// stable" restates the report); a fix's verdict or a later tree counts
+    /// alone; a run that never happened is no result.
+    pub fn is_a_result(&self) -> bool {
+        let found = self.verdict.is_some()
+            || self.later_tree.is_some()
+            || self.ran && (self.reproduced || self.not_reproduced || self.no_difference || self.unsteady);
+        found || self.ran && self.fix && !self.no_run
+    }
+}
+
+/// A run done, by whoever writes: "we tested", "I applied ... and",
+/// "we rebuilt", "we've updated the xfstests".
+static RAN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"(?i)\b(?:we|i)(?:'ve|\s+have|\s+had)?\s+(?:also\s+|just\s+|then\s+|further\s+|already\s+|directly\s+|double\s+)*",
+        r"(?:re-?tested|tested|re-?ran|rerun|re-run|ran|re-?built|rebuild|re-?compiled|applied|upgraded|updated|",
+        r"confirmed|checked|reproduced|captured|finished|tried\s+(?:the|this|your|above|below|it|with|on|to\s+run|",
+        r"to\s+test|to\s+reproduce|running|testing|same|another))\b|",
+        r"\bin\s+our\s+tests?,?\s+(?:by|with|after)\b|\bby\s+(?:applying|testing|running)\b|\bretested\b|",
+        r"\b(?:test|tests|run|runs)\s+(?:on|of|for)\s+\S+\s+(?:has\s+|have\s+)?finished\b|",
+        r"\b(?:re-?run|rebuild|rebuilt|retest)\s+(?:the\s+)?(?:tests?|kernels?)\b|\bapplied\s+(?:it|this|the|your|them|above|below)\b|",
+        r"\b(?:it|this|that|the\s+\w+)\s+(?:has\s+been|was|were)\s+(?:checked|tested|retested)\b"
+    ))
+    .expect("static regex")
+});
+
+/// What the reply says the problem did when run again.
 static REPRODUCES: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
         r"(?i)\b(?:regression|issue|problem|bug|failure|warning|crash)s?\s+(?:still\s+)?(?:exists?|persists?|",
         r"reproduces|remains|is\s+(?:still\s+)?(?:there|real|reproducible|stable|reproduced|confirmed))|",
-        r"\b(?:still|also)\s+(?:shows?|showed|see|saw|seen|observe[ds]?|gets?|got|reproduced?)\s+",
-        r"(?:(?:a|the|similar|same)\s+)*(?:[-+]?\d+(?:\.\d+)?%\s+)?regression|",
-        r"\b(?:can|could)\s+(?:still\s+|also\s+|stably\s+)?reproduce\s+(?:the|this|it|a)\b|",
+        r"\b(?:still|also)\s+(?:shows?|showed|see|saw|seen|observe[ds]?|gets?|got|reproduced?|have|has)\s+",
+        r"(?:(?:a|the|similar|same)\s+)*(?:[-+]?\d+(?:\.\d+)?%\s+)?(?:regression|score|data|result)|",
+        r"\b(?:can|could)\s+(?:still\s+|also\s+|stably\s+)?reproduce\s+(?:the|this|it|a)\b|\bstill\s+reproducible\b|",
+        r"\breproduced?\s+\d+\s+(?:times?\s+)?(?:out\s+)?of\s+\d+|\bsimilar\s+regression\b|\bregression\s+trend\b|",
         r"\breproduced\s+(?:the|this)\s+regression|\bconfirm(?:ed|s)?\s+(?:the\s+|this\s+)?regression|",
-        r"\b(?:data|results?|numbers?|scores?)\s+(?:is|are)\s+(?:quite\s+|very\s+|pretty\s+)?stable"
+        r"\b(?:data|results?|numbers?|scores?)\s+(?:is|are)\s+(?:quite\s+|very\s+|pretty\s+)?(?:stable|valid)"
     ))
     .expect("static regex")
+});
+
+/// The reply says the problem did not come back.
+static NOT_REPRODUCED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"(?i)\b(?:can\s*not|cannot|can't|could\s*n[o']t|unable\s+to|fail(?:ed)?\s+to|not\s+be\s+able\s+to)\s+",
+        r"(?:\w+\s+)?(?:reproduce|recreate)|\bnot\s+(?:be\s+)?reproduc\w+|\bno\s+(?:such\s+)?(?:regression|issue|",
+        r"failure|warning|error)\b|\b(?:can\s+)?pass(?:es|ed)?\s+(?:on\s+this\s+commit\s+)?now\b|",
+        r"\b(?:issue|problem|failure|warning|error|regression)s?\b[^.]{0,40}?\b(?:gone|disappear\w*)\b|",
+        r"\b(?:test|case|it)\s+can\s+pass\b"
+    ))
+    .expect("static regex")
+});
+
+/// "No difference", which judges a fix and clears a rerun.
+static NO_DIFFERENCE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\bno\s+(?:performance\s+|obvious\s+|significant\s+)?(?:diff|difference|change)\b")
+        .expect("static regex")
+});
+
+/// A fix's verdict in words.
+static FIX_RECOVERED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"(?i)\brecover(?:s|ed)?\s+(?:the|this)\s+(?:regression|regresion|performance)|",
+        r"\b(?:performance|regression|issue|problem)\s+(?:is|was|has\s+been|are|were)\s+(?:\w+\s+)?(?:restored|recovered|resolved|resoloved|fixed|gone)|",
+        r"\bfound\s+the\s+performance\s+(?:\w+\s+)?(?:restored|recovered)|\bentirely\s+resol|\bfully\s+recover|",
+        r"\b(?:patch|fix|it|this|that|commit)\s+(?:can\s+|could\s+|does\s+|also\s+)?fix(?:es|ed)?\s+the\s+(?:issue|regression|problem|warning|error|failure|crash|bug)|",
+        r"\b(?:can|could)\s+fix\s+the\s+(?:issue|regression|problem|warning|error|failure)|\bmeets?\s+(?:your|the)\s+expectation|",
+        r"\bworks?\s+well\b|\bregression\s+disappears|\bdisappears?\s+after|\bissue\b[^.]{0,40}?\bgone\s+(?:now\s+)?with\b|",
+        r"\bno\s+regression\s+after|\bperformance\s+is\s+(?:back|restored)"
+    ))
+    .expect("static regex")
+});
+static FIX_PARTLY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)(partial(?:ly)?\s+(?:recover|fix|improve)|partly\s+(?:recover|fix)|recovers?\s+(?:part|some|half))",
+    )
+    .expect("static regex")
+});
+static FIX_NOT_RECOVERED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"(?i)(?:did\s*n[o']t|does\s*n[o']t|cannot|can't|could\s*n[o']t|can\s+not|did\s+not|does\s+not)\s+",
+        r"(?:fix|recover|help|resolve)|\b(?:has|have|had|with)\s+(?:\w+\s+)?(?:little|no)\s+(?:impact|effect|improvement)|",
+        r"\bno\s+improvement|\bnot\s+(?:fixed|recovered)|\bregression\s+(?:increased|became\s+worse|got\s+worse)|",
+        r"\bstill\s+has\s+[-+]?\d"
+    ))
+    .expect("static regex")
+});
+
+/// The numbers are too noisy to tell.
+static UNSTEADY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"(?i)\bnot\s+(?:be\s+)?able\s+to\s+get\s+stable|\bnot\s+stable\s+enough|stddev\s+is\s+too\s+big|",
+        r"\btoo\s+(?:noisy|unstable)|\bno\s+value\s+from"
+    ))
+    .expect("static regex")
+});
+
+/// An offer, a plan or a condition: "we could rerun", "we will test",
+/// "if you want us to": no run yet.
+fn is_an_offer(s: &str) -> bool {
+    static MODAL: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)\b(?:we|i)\s*(?:will|'ll|would|'d|could|can|shall|may|might|plan\s+to|are\s+going\s+to|am\s+going\s+to)\b")
+            .expect("static regex")
+    });
+    static CONDITION: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"(?i)^\W*(?:if|when|once|whether)\b|\bif\s+you\b").expect("static regex"));
+    let negated = |m: regex::Match<'_>| {
+        let after = s[m.end()..].trim_start();
+        after.starts_with("'t") || after.starts_with("n't") || after.starts_with("not") || after.starts_with("no ")
+    };
+    MODAL.find_iter(s).any(|m| !negated(m)) || CONDITION.is_match(s)
+}
+
+/// Compiles a list of static patterns.
+fn regexes<S: AsRef<str>>(patterns: impl IntoIterator<Item = S>) -> Vec<Regex> {
+    patterns.into_iter().map(|r| Regex::new(r.as_ref()).expect("static regex")).collect()
+}
+
+/// "I cannot reproduce it", "we couldn't reproduce this regression", "I
+/// haven't seen a single failure": the writer tried and the problem did
+/// not show for them.
+static CANNOT_REPRODUCE: LazyLock<Vec<Regex>> = LazyLock::new(|| {
+    regexes([
+        concat!(
+            r"(?i)\b(?:i|we)\b[^.?!]{0,120}?\b(?:can(?:'|no)?t|cannot|can\s+not|could(?:n'?t|\s+not)|",
+            r"(?:was|am|'m|were|are|have\s+been|'ve\s+been|had\s+been)\s+(?:not\s+|un)able\s+to|",
+            r"(?:have|has)n'?t\s+been\s+able\s+to|fail(?:ed)?\s+to|did(?:n'?t|\s+not)|haven'?t|have\s+not|",
+            r"(?:do|does)(?:n'?t|\s+not))\b(?:\s+\w+)?\s+(?:(?:reproduc\w*|recreate|repro)\b|",
+            r"(?:produce|see|seen|hit|trigger)\s+(?:it\b|(?:this|that|these|the|a|any|a\s+single)\s+(?:[\w-]+\s+){0,2}?",
+            r"(?:issue|problem|error|warning|failure|regression|crash|bug|splat)s?\b))"
+        ),
+        concat!(
+            r"(?i)\b(?:trying|tried|attempted)\s+(?:[\w,]+\s+){0,6}?(?:to\s+(?:reproduce|recreate|repro)|reproducing)\b",
+            r"[^.?!]{0,80}?\b(?:unable|could\s*n[o']t|can\s*n[o']t|cannot|failed|no\s+luck|without\s+success)\b"
+        ),
+        r"(?i)^\W*(?:(?:same\s+here|unfortunately|sadly|so\s+far|also|but|hmm)[,\s]+)*(?:(?:could|can)(?:n?'t|\s*not)|cannot|unable\s+to|not\s+able\s+to)\s+(?:\w+\s+)?(?:reproduc\w*|recreate|repro)\b",
+        concat!(
+            r"(?i)\b(?:the|this|that)\s+(?:\w+\s+)?(?:issue|problem|bug|hang|failure|warning|crash|regression|splat)\s+",
+            r"(?:did(?:n'?t|\s+not)|does(?:n'?t|\s+not)|never)\s+(?:reproduce|show\s+up|trigger)\b"
+        ),
+    ])
+});
+
+/// "I was able to reproduce it", "now I see the warnings": the writer
+/// did reproduce it after all.
+static DID_REPRODUCE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"(?i)\b(?:was|were|am|are)\s+able\s+to\s+(?:\w+\s+)?reproduc|\bmanaged\s+to\s+reproduc|",
+        r"\b(?:i|we)\s+(?:\w+\s+){0,2}?reproduced\s+(?:it|this|that|the|them)\b|\bnow\s+i\s+(?:can\s+)?see\s+the\b|",
+        r"\b(?:got|found|used)\s+(?:a|an)\s+\S+\s+(?:machine|box|system|server)\s+to\s+reproduce|",
+        r"\b(?:can|could)\s+(?:now\s+|easily\s+|finally\s+)reproduce"
+    ))
+    .expect("static regex")
+});
+
+/// "not able to reproduce the regression with the fix": a fix judged, not
+/// the problem missed. "I haven't seen that be an issue", "I don't see a
+/// problem with that" give an opinion; "no failures due to the new check"
+/// speaks of another cause.
+static WITH_A_FIX: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"(?i)\b(?:with|after\s+applying)\s+(?:the|my|this|your|our)\s+(?:\w+\s+)?(?:fix|patch)|",
+        r"\bseen?\s+(?:this|that|it)\s+(?:be|being|as)\b|",
+        r"\b(?:do|does)(?:n'?t|\s+not)\s+see\s+(?:a|any)\s+(?:real\s+)?(?:problem|issue)s?\b|",
+        r"\b(?:failures?|problems?|issues?|errors?)\s+(?:due\s+to|caused\s+by)\b"
+    ))
+    .expect("static regex")
+});
+
+/// Whether a developer's reply says they tried and could not reproduce
+/// the problem. Questions ("can't you reproduce it?") do not, nor a
+/// reply that reproduces it after all.
+pub fn says_it_cannot_reproduce(own: &str) -> bool {
+    let sents = sentences(own);
+    let said = sents.iter().any(|s| {
+        !s.text.trim_end().ends_with('?')
+            && !WITH_A_FIX.is_match(&s.text)
+            && CANNOT_REPRODUCE.iter().any(|r| r.is_match(&s.text))
+    });
+    said && !sents.iter().any(|s| DID_REPRODUCE.is_match(&s.text))
+}
+
+/// Reads what an LKP reply's prose says it did and saw.
+pub fn read(prose: &str) -> Reading {
+    let mut r = Reading::default();
+    for sent in sentences(prose) {
+        let s = sent.text.as_str();
+        if s.trim_end().ends_with('?') || is_an_offer(s) {
+            continue;
+        }
+        if DID_NOT_RUN.is_match(s) {
+            r.no_run = true;
+            continue;
+        }
+        r.ran |= RAN.is_match(s) || says_it_ran_again(s);
+        r.fix |= FIX_NAMED.is_match(s) || TESTED_A_COMMIT.is_match(s);
+        if r.later_tree.is_none() {
+            r.later_tree = still_present_in(s);
+        }
+        if FIX_PARTLY.is_match(s) {
+            r.verdict = Some(Verdict::PartlyRecovered);
+        } else if FIX_NOT_RECOVERED.is_match(s) {
+            r.verdict = Some(Verdict::NotRecovered);
+        } else if FIX_RECOVERED.is_match(s) {
+            r.verdict = Some(Verdict::Recovered);
+        }
+        r.unsteady |= UNSTEADY.is_match(s);
+        r.no_difference |= NO_DIFFERENCE.is_match(s);
+        if NOT_REPRODUCED.is_match(s) {
+            r.not_reproduced = true;
+        } else if REPRODUCES.is_match(s) {
+            r.reproduced = true;
+        }
+    }
+    r
+}
+
+/// A commit tried: "we tested ... with 85975daeaa4d and its parent".
+static TESTED_A_COMMIT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:tested|tried|applied|checked)\s+(?:\w+\s+){0,5}?(?:with\s+|on\s+)?[0-9a-f]{10,40}\b")
+        .expect("static regex")
 });
 
 /// A run done again: rebuilt, rerun, more runs, another machine.
@@ -119,16 +386,6 @@ static RERUN: LazyLock<Regex> = LazyLock::new(|| {
 static OFFER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b(?:could|can|will|would|'ll|may|might|shall|to|please|if)\s+(?:\w+\s+)?$").expect("static regex")
 });
-
-/// The reply says the issue did not come back.
-static NOT_REPRODUCED: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
-        r"(?i)\b(?:can\s*not|cannot|can't|could\s*n[o']t|unable\s+to|fail(?:ed)?\s+to)\s+(?:\w+\s+)?(?:reproduce|",
-        r"recreate)|\bnot\s+(?:be\s+)?reproduc\w+|\bno\s+(?:performance\s+)?(?:regression|difference|diff)\b"
-    ))
-    .expect("static regex")
-});
-
 /// A later tree, as LKP names one. A bare SHA is not one (it is as often
 /// the reported commit); a SHA with its tag is.
 const TREE: &str = concat!(
@@ -138,7 +395,7 @@ const TREE: &str = concat!(
 );
 
 static STILL_PRESENT: LazyLock<Vec<Regex>> = LazyLock::new(|| {
-    [
+    regexes([
         format!(
             concat!(
                 r"(?i)\b(?:issue|regression|problem|bug|warning|failure|crash|it)\s+(?:is\s+|was\s+)?still\s+",
@@ -158,16 +415,14 @@ static STILL_PRESENT: LazyLock<Vec<Regex>> = LazyLock::new(|| {
             r"(?i)\b(?:merged|landed|pulled|went|got)\s+(?:in|into|to)\s+{}[^.]{{0,160}}?\bstill\b",
             TREE.replace(r"|[0-9a-f]{7,40}\s*\(tag:\s*[\w.\-]+", "")
         ),
-    ]
-    .iter()
-    .map(|r| Regex::new(r).expect("static regex"))
-    .collect()
+    ])
 });
 
 /// The reply says a fix took part: applied, on top, the fix column's note.
 static FIX_NAMED: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
-        r"(?i)\b(?:appl(?:y|ied|ying)|with|plus|on\s+top\s+of|upon)\s+(?:your|the|this|above|below|attached|",
+        r"(?im)^\s*tested-by:|\b(?:applied|apply)\s+(?:it|them)\b|\bfix\s+patch(?:-?set|es)?\b|",
+        r"\b(?:appl(?:y|ied|ying)|with|plus|on\s+top\s+of|upon)\s+(?:your|the|this|above|below|attached|previous|new|latest|",
         r"following|that|his|her|their|\w+'s)\s+(?:(?:new|updated|v\d+|debug|test|fix(?:up)?)\s+)?",
         r"(?:fix(?:up)?|patch(?:es|[- ]?set)?|diff|branch|change)\b|",
         r"\b(?:fix(?:up)?|patch(?:es|[- ]?set)?|diff)\s+(?:is\s+|was\s+)?(?:applied|on\s+top)|",
@@ -186,7 +441,8 @@ static RESULT_REF: LazyLock<Regex> =
 static DID_NOT_RUN: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
         r"(?i)\bfail(?:ed|s)?\s+to\s+(?:apply|compile|build|boot)|\b(?:build|compile|compilation)\s+fail|",
-        r"\b(?:can\s*not|cannot|can't|could\s*n[o']t)\s+(?:be\s+)?(?:apply|applied|build|built|boot)"
+        r"\b(?:can\s*not|cannot|can't|could\s*n[o']t)\s+(?:be\s+)?(?:apply|applied|build|built|boot)|",
+        r"\btried\s+to\s+apply\b.{0,100}\bbut\s+failed|\bfailed\s+to\s+compile|\bcannot\s+boot|can\s+boot\s+successfully"
     ))
     .expect("static regex")
 });
@@ -230,9 +486,18 @@ pub fn ran_a_fix(prose: &str, attachments: &[Attachment]) -> bool {
         && !DID_NOT_RUN.is_match(prose)
 }
 
-/// Whether the prose alone makes an LKP reply a retest result.
+/// Whether the prose alone makes an LKP reply a retest result: what it
+/// says it ran and saw, or a fix run whose result it attaches.
 pub fn is_a_result(prose: &str, attachments: &[Attachment]) -> bool {
-    confirms_regression(prose) || still_present_in(prose).is_some() || ran_a_fix(prose, attachments)
+    let r = read(prose);
+    let attached = RESULT_REF.is_match(prose) || !attachments.is_empty();
+    if r.verdict.is_some() || r.later_tree.is_some() {
+        return true;
+    }
+    if r.no_run && !(r.reproduced || r.not_reproduced) {
+        return false;
+    }
+    r.ran && (r.reproduced || r.not_reproduced || r.no_difference || r.unsteady || r.fix && attached)
 }
 
 /// What a retest result is judged on.
@@ -255,19 +520,55 @@ pub struct Judged {
     /// Fix columns read from attachments.
     pub retests: Vec<Retest>,
     pub problems: Vec<String>,
+    /// The verdict is the prose's, no table or log judged it.
+    pub by_prose: bool,
+}
+
+/// A column that is a later tree, not a fix: a release or linux-next tag.
+fn is_a_tree_column(r: &Retest) -> bool {
+    let id = r.fix.short.as_str();
+    id.starts_with('v') && id[1..].starts_with(|c: char| c.is_ascii_digit()) || id.starts_with("next-")
+}
+
+/// The fix column the result is about: the first whose numbers agree
+/// with what the prose right before its table says, else one whose verdict
+/// the prose states, else the one marked as the fix (`<--- your patch`),
+/// else the first judged.
+fn column_judged(retests: &[Retest], prose_verdict: Option<Verdict>) -> Option<&Retest> {
+    let judged = || retests.iter().filter(|r| r.verdict.is_some());
+    judged()
+        .find(|r| r.prose_verdict.is_some() && r.prose_verdict == r.verdict)
+        .or_else(|| prose_verdict.and_then(|v| judged().rfind(|r| r.verdict == Some(v))))
+        .or_else(|| judged().rfind(|r| r.fix.note.is_some()))
+        .or_else(|| judged().next())
 }
 
 /// What a retest result found, strongest evidence first: a fix column's
-/// numbers; without a fix, a later tree or a rerun that shows the
-/// regression again; the prose's verdict; an attachment's table or
-/// dmesg; else the verdict is unknown, and why.
+/// numbers; without a fix, a later tree, a rerun that shows the
+/// regression again or does not show it; a fix's verdict in words; an
+/// attachment's table or dmesg; else the verdict is unknown, and why.
 pub fn judge(e: &Evidence<'_>) -> Judged {
-    let judged = |outcome| Judged { outcome, retests: Vec::new(), problems: Vec::new() };
-    if let Some((verdict, r)) = e.retests.iter().find_map(|r| r.verdict.map(|v| (v, r))) {
-        return judged(Outcome::FixJudged { verdict, fix: Some(column_fix(r)) });
+    let judged = |outcome| Judged { outcome, retests: Vec::new(), problems: Vec::new(), by_prose: false };
+    let reading = read(e.prose);
+    let prose_verdict = reading.verdict.or(e.prose_verdict);
+    // A "fix" column that is a release or linux-next tag is a later tree
+    // the problem is still seen in.
+    if !e.retests.is_empty()
+        && e.retests.iter().all(is_a_tree_column)
+        && !reading.fix
+        && let Some(r) = e.retests.iter().find(|r| r.verdict != Some(Verdict::Recovered))
+    {
+        return judged(Outcome::StillPresent { tree: r.fix.short.clone() });
     }
-    if e.retests.is_empty() && !names_a_fix(e.prose) {
-        if let Some(tree) = still_present_in(e.prose) {
+    if let Some(r) = column_judged(e.retests, prose_verdict) {
+        return judged(Outcome::FixJudged {
+            verdict: r.verdict.unwrap_or(Verdict::NotRecovered),
+            fix: Some(column_fix(r)),
+        });
+    }
+    let fix = reading.fix || e.prose_verdict.is_some() && reading.verdict.is_some();
+    if e.retests.is_empty() && !fix {
+        if let Some(tree) = reading.later_tree.clone() {
             return judged(Outcome::StillPresent { tree });
         }
         if let Some((metric, change_pct, headline)) = confirmed_by_table(e) {
@@ -277,12 +578,32 @@ pub fn judge(e: &Evidence<'_>) -> Judged {
             }
             return j;
         }
-        if confirms_regression(e.prose) {
-            return judged(Outcome::RegressionConfirmed { metric: None, change_pct: None });
+        if reading.verdict.is_none() {
+            if reading.ran && reading.reproduced && !reading.not_reproduced {
+                return judged(Outcome::RegressionConfirmed { metric: None, change_pct: None });
+            }
+            if reading.not_reproduced || reading.ran && reading.no_difference {
+                return judged(Outcome::NotReproduced { note: None });
+            }
         }
     }
-    if let Some(v) = e.prose_verdict {
-        return judged(Outcome::FixJudged { verdict: v, fix: named_fix(e) });
+    let verdict = reading
+        .verdict
+        .or_else(|| (fix && reading.no_difference).then_some(Verdict::NotRecovered))
+        .or_else(|| (fix && reading.not_reproduced).then_some(Verdict::Recovered))
+        .or_else(|| (fix && reading.reproduced).then_some(Verdict::NotRecovered))
+        .or(e.prose_verdict);
+    if let Some(v) = verdict {
+        return Judged { by_prose: true, ..judged(Outcome::FixJudged { verdict: v, fix: named_fix(e) }) };
+    }
+    if reading.unsteady && e.retests.is_empty() {
+        let reason = "the reply says its numbers are too noisy to tell".to_string();
+        return Judged {
+            problems: vec![format!("retest: no verdict: {reason}")],
+            outcome: Outcome::ResultUnknown { fix: named_fix(e), reason },
+            retests: Vec::new(),
+            by_prose: false,
+        };
     }
     let mut reasons = Vec::new();
     for a in e.attachments {
@@ -299,6 +620,7 @@ pub fn judge(e: &Evidence<'_>) -> Judged {
             return Judged {
                 outcome: Outcome::FixJudged { verdict, fix: Some(fix) },
                 retests,
+                by_prose: false,
                 problems: vec![format!("retest: judged by the table in the attached {name}")],
             };
         }
@@ -306,6 +628,7 @@ pub fn judge(e: &Evidence<'_>) -> Judged {
             return Judged {
                 outcome: Outcome::FixJudged { verdict: Verdict::NotRecovered, fix: named_fix(e) },
                 retests: Vec::new(),
+                by_prose: false,
                 problems: vec![format!("retest: the attached {name} shows {sig}")],
             };
         }
@@ -334,6 +657,7 @@ pub fn judge(e: &Evidence<'_>) -> Judged {
         problems: vec![format!("retest: no verdict: {reason}")],
         outcome: Outcome::ResultUnknown { fix, reason },
         retests: Vec::new(),
+        by_prose: false,
     }
 }
 
@@ -478,6 +802,16 @@ fn shown_signature<'s>(log: &str, signature: Option<&'s str>) -> Option<&'s str>
 mod tests {
     use super::*;
 
+    /// `test` holds for every `yes` and for no `no`.
+    fn sorts(test: fn(&str) -> bool, yes: &[&str], no: &[&str]) {
+        for t in yes {
+            assert!(test(t), "{t}");
+        }
+        for t in no {
+            assert!(!test(t), "{t}");
+        }
+    }
+
     #[test]
     fn confirmations_need_a_rerun_and_the_regression_seen_again() {
         let yes = [
@@ -486,18 +820,119 @@ mod tests {
             "Test on Broadwell-EP also showed 35% regression:",
             "we rebuilt both kernels and reran parent and commit 12 times: the regression\nreproduces",
         ];
-        for t in yes {
-            assert!(confirms_regression(t), "{t}");
-        }
         let no = [
             // An offer to rerun is not a rerun.
             "in our tests, the result is quite stable.\nif you still have concern, we could rerun tests.",
             "I tried the same test on another server, cannot reproduce the issue again",
             "we tested the patch, and it recovers the regression",
         ];
-        for t in no {
-            assert!(!confirms_regression(t), "{t}");
+        sorts(confirms_regression, &yes, &no);
+    }
+
+    /// What an LKP reply's prose says, read sentence by sentence, and the
+    /// outcome it comes to without a table.
+    #[test]
+    fn prose_outcomes() {
+        let ctx = Context::default();
+        let outcome = |prose: &str| {
+            judge(&Evidence {
+                prose,
+                tables: &[],
+                retests: &[],
+                prose_verdict: retest::prose_verdict(prose),
+                report: None,
+                ctx: &ctx,
+                attachments: &[],
+            })
+            .outcome
+            .kind_str()
+        };
+        let verdict = |prose: &str| {
+            judge(&Evidence {
+                prose,
+                tables: &[],
+                retests: &[],
+                prose_verdict: retest::prose_verdict(prose),
+                report: None,
+                ctx: &ctx,
+                attachments: &[],
+            })
+            .outcome
+            .verdict()
+        };
+        let cases = [
+            // Reruns without a fix.
+            ("got it! we upgraded our test package and now the test can pass on this commit now.", "not-reproduced"),
+            ("we've updated the xfstests, confirmed the test PASS now.", "not-reproduced"),
+            (
+                "I tried the same test on another server, cannot reproduce the issue again on abcdef1234 or mainline.",
+                "not-reproduced",
+            ),
+            ("We recompiled the kernels with an option, and the regression still exists.", "confirmed"),
+            ("the issue still exists on\n9388ec571cb1ad (tag: next-20250321, linux-next/master) Add", "still-present"),
+            ("I tried to run with ext4 and xfs, seems not be able to get stable results.", "result-unknown"),
+            // A fix judged in words.
+            ("we applied the patch upon the bad commit and confirmed the issue gone now with the patch.", "fix-judged"),
+            (
+                "we tested the same tests with 85975daeaa4d and its parent, but found there is no performance diff.",
+                "fix-judged",
+            ),
+            ("yes, this fixed the issue we reported. thanks", "fix-judged"),
+        ];
+        for (prose, want) in cases {
+            assert_eq!(outcome(prose), want, "{prose}");
         }
+        assert_eq!(verdict("we applied the patch and confirmed the issue gone now."), Some(Verdict::Recovered));
+        assert_eq!(
+            verdict("we tested 85975daeaa4d and its parent, there is no performance diff."),
+            Some(Verdict::NotRecovered)
+        );
+        assert_eq!(verdict("no. in our tests, the following patch has little impact."), Some(Verdict::NotRecovered));
+    }
+
+    /// Offers, plans, questions and runs that never happened are no result.
+    #[test]
+    fn what_is_no_result() {
+        let no = [
+            "in our tests, the result is quite stable.\nif you still have concern, we could rerun tests.",
+            "the patch failed to compile.",
+            "I tried to apply below patch to either commit, but failed. could you guide how to apply this patch?",
+            "thanks for the info, we will ignore this branch to avoid sending meaningless reports.",
+            "The url has been recovered now.",
+            "sorry for that. I attached dmesg for another run.",
+        ];
+        for t in no {
+            assert!(!is_a_result(t, &[]), "{t}");
+        }
+        assert!(is_a_result("The patch [1] can also work well in bot's environment.", &[]));
+        assert!(is_a_result("hi, we tested this branch and the results meet your expectation.", &[]));
+    }
+
+    /// A developer who tried and could not reproduce it, and look-alikes.
+    #[test]
+    fn developers_who_cannot_reproduce() {
+        let yes = [
+            "I was unable to reproduce this issue.",
+            "Same here, couldn't reproduce locally.",
+            "I've been trying for several days to reproduce this, and have been unable so far.",
+            "I've just run 50 iterations here on my VMs and I haven't seen a single failure.",
+            "With that I can't reproduce the reported failure.",
+            "I still haven't reproduced the performance regression locally.",
+            "Can't reproduce with cgroup create / populate / depopulate / rmdir stress tests either.",
+            "Just did 100 boot test w/ 1s delay added as above but the problem didn't reproduce.",
+        ];
+        let no = [
+            "Can't you reproduce it on your side?",
+            "I am not able to reproduce the regression with the fix I have proposed.",
+            "That is why I was not able to reproduce the issue. With binutils 2.39, now I see the warnings.",
+            "I don't mind moving that, but don't see what the problem is here.",
+            "It's possible, but I haven't seen that be an issue.",
+            "So I don't see a problem here for write_boundary_block() specifically.",
+            "The migration does succeed and I don't see any failures due to the new refcheck.",
+            "From the log, the issue didn't happen on a flush request.",
+            "I can reproduce it every time.",
+        ];
+        sorts(says_it_cannot_reproduce, &yes, &no);
     }
 
     #[test]

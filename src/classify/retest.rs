@@ -84,7 +84,9 @@ static RECOVERED: LazyLock<Regex> = LazyLock::new(|| {
         r"\bdisappear(?:s|ed)?\b|recovers?\s+(?:the|this)\s+regression|regression\s+(?:is|was)\s+(?:gone|fixed|recovered)|",
         r"(?:issue|problem|regression)\s+(?:is|was)\s+(?:gone|fixed|resolved)|fully\s+recover|",
         r"can\s+fix\s+the\s+(?:issue|regression|problem)|(?:fixed|fixes)\s+the\s+(?:issue|regression|problem)|",
-        r"shows\s+no\s+regression|no\s+regression\s+after|performance\s+is\s+(?:back|restored)|recovered)"
+        r"shows\s+no\s+regression|no\s+regression\s+after|performance\s+is\s+(?:back|restored)|",
+        r"(?:performance|regression)\s+(?:is|was|has\s+been)\s+(?:\w+\s+)?(?:recovered|restored)|recovers?\s+the\s+performance|",
+        r"meets?\s+(?:your|the)\s+expectation|works?\s+well)"
     ))
     .expect("static regex")
 });
@@ -98,7 +100,8 @@ static NOT_RECOVERED: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
         r"(?i)(still\s+exists?|still\s+has\s+[-+]?\d|(?:did\s*n[o']t|does\s*n[o']t|cannot|can't|could\s*n[o']t|can\s+not)\s+",
         r"(?:fix|recover|help|resolve)|still\s+(?:can\s+)?reproduce|not\s+(?:fixed|recovered)|no\s+improvement|",
-        r"regression\s+(?:increased|became\s+worse|got\s+worse|is\s+still\s+there))"
+        r"regression\s+(?:increased|became\s+worse|got\s+worse|is\s+still\s+there)|",
+        r"(?:has|have|had)\s+(?:\w+\s+)?(?:little|no)\s+(?:impact|effect))"
     ))
     .expect("static regex")
 });

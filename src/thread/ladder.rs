@@ -235,7 +235,11 @@ pub fn events_for(m: &Incoming, at: i64) -> Vec<Event> {
     let ev = |kind| Event::new(at, kind, id.clone());
     match c.kind {
         Kind::RetestResult => vec![retest_event(m, ev)],
-        Kind::TestRequest => vec![ev(EventKind::RetestRequested)],
+        Kind::TestRequest => {
+            let mut e = ev(EventKind::RetestRequested);
+            e.note = cannot_reproduce(m);
+            vec![e]
+        }
         Kind::FixPosted => {
             let mut e = ev(EventKind::FixPosted);
             e.note = c.fix.as_ref().map(|f| f.patch_subject.clone());
@@ -246,8 +250,17 @@ pub fn events_for(m: &Incoming, at: i64) -> Vec<Event> {
         // Report kinds are handled by `open_or_repeat`; everything else in
         // a case's thread is conversation, whatever the classifier saw in
         // it alone.
-        _ => vec![ev(EventKind::Discussion)],
+        _ => {
+            let mut e = ev(EventKind::Discussion);
+            e.note = cannot_reproduce(m);
+            vec![e]
+        }
     }
+}
+
+/// A developer's "I cannot reproduce it", noted on the event it causes.
+fn cannot_reproduce(m: &Incoming) -> Option<String> {
+    m.classified.cannot_reproduce.then(|| "could not reproduce it".to_string())
 }
 
 /// What a retest result does in its case, by what it found: a fix judged
@@ -260,6 +273,7 @@ fn retest_event(m: &Incoming, ev: impl Fn(EventKind) -> Event) -> Event {
         Some(Outcome::RegressionConfirmed { .. }) => EventKind::Confirmed,
         Some(Outcome::StillPresent { .. }) => EventKind::StillPresent,
         Some(Outcome::ResultUnknown { .. }) => EventKind::ResultUnknown,
+        Some(Outcome::NotReproduced { .. }) => EventKind::NotReproduced,
         Some(Outcome::FixJudged { .. }) | None => EventKind::RetestDone,
     };
     let mut e = ev(kind);
