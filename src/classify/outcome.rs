@@ -449,7 +449,10 @@ static DID_NOT_RUN: LazyLock<Regex> = LazyLock::new(|| {
 
 /// A run done, not offered: `RERUN` with no "could", "will", "if" before it.
 fn says_it_ran_again(prose: &str) -> bool {
-    RERUN.find_iter(prose).any(|m| !OFFER.is_match(&prose[m.start().saturating_sub(40)..m.start()]))
+    RERUN.find_iter(prose).any(|m| {
+        let from = super::text::floor_boundary(prose, m.start().saturating_sub(40));
+        !OFFER.is_match(&prose[from..m.start()])
+    })
 }
 
 /// "The regression still exists" after a rebuild, "we double confirmed
@@ -810,6 +813,13 @@ mod tests {
         for t in no {
             assert!(!test(t), "{t}");
         }
+    }
+
+    #[test]
+    fn a_rerun_after_wide_characters_is_read_without_panic() {
+        // 40 bytes back from "reran" falls inside a three-byte character.
+        let prose = format!("{}x we reran it", "\u{fffd}".repeat(20));
+        assert!(says_it_ran_again(&prose));
     }
 
     #[test]
