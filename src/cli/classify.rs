@@ -78,6 +78,10 @@ pub(super) fn classify_paths(paths: &[PathBuf], json: bool) -> Result<(), Failur
                     continue;
                 }
             };
+            // A public-inbox removal is no message of the archive.
+            if raw.removed {
+                continue;
+            }
             let m = mail::parse_truncated(&raw.bytes, raw.original_len);
             let c = classify::classify(&m, &cfg);
             let line = if json { to_json(&m, &c).to_string() } else { summary_line(&m, &c) };

@@ -25,6 +25,7 @@
 
 mod acting;
 mod pipeline;
+pub mod progress;
 mod threading;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -70,8 +71,13 @@ pub struct IngestStats {
     /// Sources that could not be read, or not to the end.
     pub unreadable_sources: u64,
     /// Messages of a source that could not be read (an unreadable file in
-    /// a Maildir); the rest of the source was.
+    /// a Maildir, a missing blob in a public-inbox); the rest of the
+    /// source was.
     pub unreadable_messages: u64,
+    /// Messages their archive removed (public-inbox `d` commits), taken
+    /// out of the store, and messages not stored because their archive
+    /// had removed them.
+    pub removed: u64,
 }
 
 /// What the engine needs besides the store.
@@ -186,12 +192,12 @@ impl Engine {
                 }
                 let mut end = false;
                 for e in chunk.errors {
-                    if e.is_fatal() {
-                        self.stats.unreadable_sources += 1;
-                        end = true;
-                    } else {
+                    if e.is_message() {
                         self.stats.unreadable_messages += 1;
+                    } else {
+                        self.stats.unreadable_sources += 1;
                     }
+                    end |= e.is_fatal();
                     failed.push(e);
                 }
                 if end {
@@ -265,12 +271,29 @@ impl Engine {
         for (id, k) in tx.lookup(&ask).await? {
             status.insert(id, k.settled);
         }
+        let own: Vec<&str> = items.iter().map(|it| it.message_id.as_str()).collect();
+        let mut removed = tx.removed(&own).await?;
         let mut checkpoints: BTreeMap<String, String> = BTreeMap::new();
         let mut th = threading::Threader::new(&mut tx, &self.settings, &mut self.stats, &mut self.touched);
         let mut plain = Plain::default();
         for item in items {
             if let Some(c) = &item.checkpoint {
                 checkpoints.insert(c.source.clone(), c.token.clone());
+            }
+            if item.removed {
+                // The archive removed it: out of the store, for good.
+                plain.flush(&mut th).await?;
+                th.stats.removed += 1;
+                th.tx.record_removal(&item.message_id, item.fetched_at).await?;
+                if status.remove(&item.message_id).is_some() {
+                    th.remove(&item.message_id).await?;
+                }
+                removed.insert(item.message_id);
+                continue;
+            }
+            if removed.contains(&item.message_id) {
+                th.stats.removed += 1;
+                continue;
             }
             if status.contains_key(&item.message_id) {
                 th.stats.duplicates += 1;
@@ -389,15 +412,7 @@ impl Plain {
 pub fn file_source(path: PathBuf, fetched_at: i64) -> Opener {
     Box::new(move || {
         let messages = crate::source::open(&path)?;
-        let envelopes = messages.map(move |r| {
-            r.map(|raw| Envelope {
-                bytes: raw.bytes,
-                original_len: raw.original_len,
-                fetched_at,
-                checkpoint: None,
-                offset: raw.offset,
-            })
-        });
+        let envelopes = messages.map(move |r| r.map(|raw| Envelope::from_raw(raw, fetched_at, None)));
         Ok(Box::new(envelopes) as Messages)
     })
 }

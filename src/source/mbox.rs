@@ -94,7 +94,7 @@ impl Capped {
         if self.bytes.capacity() - self.bytes.len() > 64 << 10 {
             self.bytes.shrink_to_fit();
         }
-        RawMessage { bytes: self.bytes, original_len: self.len, offset: Some(offset) }
+        RawMessage { bytes: self.bytes, original_len: self.len, offset: Some(offset), removed: false }
     }
 }
 

@@ -99,6 +99,7 @@ const TABLES: &[&str] = &[
     "outbox",
     "retest_requests",
     "subscriptions",
+    "removed_messages",
 ];
 
 /// The write side: one connection, one transaction at a time.
