@@ -48,7 +48,7 @@ pub use pipeline::{Messages, Opener, Progress, prepare};
 pub const BATCH_MESSAGES: usize = 1024;
 /// At most this many bytes of messages held for one transaction: memory
 /// stays flat however large the archive.
-pub const BATCH_BYTES: usize = 4 << 20;
+pub const BATCH_BYTES: usize = 1 << 20;
 
 /// What a run did.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -313,14 +313,26 @@ impl Engine {
                 continue;
             };
             // Ordinary list traffic: unrelated, and every ancestor settled
-            // (so it can never join a case): one small row, settled too.
-            if inc.kind() == Kind::Unrelated && inc.ancestors.iter().all(|a| status.get(a) == Some(&true)) {
-                row.settled = true;
-                if th.tx.may_have_dependents(&keys::dep_message(&message_id)) {
-                    plain.arrived.push(message_id.clone());
-                }
+            // or not here (it joins cases by its references only, and only
+            // a stored unsettled ancestor can be in one), so it is in no
+            // case now. With every ancestor settled it never will be: one
+            // small row, settled too. Else it keeps its bytes and waits
+            // for the missing ancestors, as threading it would record.
+            if inc.kind() == Kind::Unrelated
+                && inc.ancestors.iter().all(|a| *a != message_id && status.get(a) != Some(&false))
+            {
+                let mut missing: Vec<String> =
+                    inc.ancestors.iter().filter(|a| !status.contains_key(*a)).map(keys::dep_message).collect();
+                missing.sort();
+                missing.dedup();
+                row.settled = missing.is_empty();
+                status.insert(message_id.clone(), row.settled);
                 plain.rows.push(row);
-                status.insert(message_id, true);
+                if !missing.is_empty() {
+                    plain.deps.extend(missing.into_iter().map(|k| (k, message_id.clone())));
+                    plain.raws.push((message_id.clone(), raw));
+                }
+                plain.ids.push(message_id);
                 continue;
             }
             plain.flush(&mut th).await?;
@@ -385,22 +397,38 @@ impl Engine {
     }
 }
 
-/// Ordinary messages of a batch, buffered for a multi-row insert.
+/// Ordinary messages of a batch, buffered for multi-row inserts.
 #[derive(Default)]
 struct Plain {
     rows: Vec<crate::store::rows::MessageRow>,
-    /// Those some stored message may be waiting for.
-    arrived: Vec<MessageId>,
+    /// The bytes of those that wait for missing ancestors, and what they
+    /// wait for.
+    raws: Vec<(MessageId, Vec<u8>)>,
+    deps: Vec<(String, MessageId)>,
+    ids: Vec<MessageId>,
 }
 
 impl Plain {
-    /// Inserts the buffered rows; then threads again what waited for them.
+    /// Inserts the buffered messages; then threads again what waited for
+    /// them (asked once all are in: one may wait for another).
     async fn flush(&mut self, th: &mut threading::Threader<'_, '_>) -> Result<(), StoreError> {
         if self.rows.is_empty() {
             return Ok(());
         }
         th.tx.insert_messages(std::mem::take(&mut self.rows)).await?;
-        let arrived = std::mem::take(&mut self.arrived);
+        let raws = std::mem::take(&mut self.raws);
+        if !raws.is_empty() {
+            let refs: Vec<(&MessageId, &[u8])> = raws.iter().map(|(id, b)| (id, b.as_slice())).collect();
+            th.tx.insert_raw(&refs).await?;
+        }
+        let deps = std::mem::take(&mut self.deps);
+        if !deps.is_empty() {
+            th.tx.add_deps_of(&deps).await?;
+        }
+        let arrived: Vec<MessageId> = std::mem::take(&mut self.ids)
+            .into_iter()
+            .filter(|id| th.tx.may_have_dependents(&keys::dep_message(id)))
+            .collect();
         if !arrived.is_empty() {
             th.arrived(&arrived).await?;
         }
