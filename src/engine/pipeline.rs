@@ -128,7 +128,7 @@ const QUEUED_CHUNKS: usize = super::BATCH_BYTES / CHUNK_BYTES;
 type WorkerInput = (u64, Vec<Envelope>, Vec<SourceError>);
 
 /// Starts the reader thread and the parse workers. Memory stays bounded:
-/// each worker holds one chunk in its queue and one in hand, and the
+/// each worker holds two chunks in its queue and one in hand, and the
 /// merged queue [`QUEUED_CHUNKS`].
 pub(super) fn spawn(
     open: Opener,
@@ -140,7 +140,7 @@ pub(super) fn spawn(
     let mut threads = Vec::new();
     let mut inputs = Vec::new();
     for w in 0..workers {
-        let (in_tx, in_rx) = std::sync::mpsc::sync_channel::<WorkerInput>(1);
+        let (in_tx, in_rx) = std::sync::mpsc::sync_channel::<WorkerInput>(2);
         inputs.push(in_tx);
         let out = out_tx.clone();
         let cfg = cfg.clone();
