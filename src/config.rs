@@ -109,6 +109,9 @@ pub enum SourceKind {
     Imap,
     Maildir,
     Mbox,
+    /// A public-inbox v2 inbox (a lore mirror): `path` is its directory.
+    #[serde(rename = "public-inbox")]
+    PublicInbox,
 }
 
 /// How a connection is encrypted.
@@ -143,7 +146,7 @@ pub struct SourceConfig {
     /// A PEM file of certificate authorities to trust besides the
     /// built-in roots (a private server's own CA).
     pub ca_file: Option<PathBuf>,
-    // maildir | mbox
+    // maildir | mbox | public-inbox
     pub path: Option<PathBuf>,
     // all
     /// How often to look for new mail; with IMAP IDLE, the safety net.
@@ -451,7 +454,7 @@ impl Config {
             match s.kind {
                 SourceKind::Imap => {
                     if s.path.is_some() {
-                        return Err(bad(key("path"), "is for kind maildir or mbox, not imap"));
+                        return Err(bad(key("path"), "is for kind maildir, mbox or public-inbox, not imap"));
                     }
                     let host = s.host.as_deref().ok_or_else(|| bad(key("host"), "an imap source needs a host"))?;
                     if s.user.is_none() {
@@ -470,12 +473,12 @@ impl Config {
                         return Err(bad(key("batch"), "must be at least 1"));
                     }
                 }
-                SourceKind::Maildir | SourceKind::Mbox => {
+                SourceKind::Maildir | SourceKind::Mbox | SourceKind::PublicInbox => {
                     if let Some((k, _)) = imap_only.iter().find(|(_, set)| *set) {
                         return Err(bad(key(k), "is for kind imap only"));
                     }
                     if s.path.is_none() {
-                        return Err(bad(key("path"), "a maildir or mbox source needs a path"));
+                        return Err(bad(key("path"), "a maildir, mbox or public-inbox source needs a path"));
                     }
                 }
             }

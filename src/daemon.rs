@@ -32,8 +32,8 @@ use tokio::sync::{Notify, mpsc, oneshot, watch};
 
 use crate::config::{Config, SourceConfig, SourceKind};
 use crate::deliver::{Sender, Sent};
-use crate::engine::{DigestPlan, Engine, Envelope, IngestStats, Messages, Opener};
-use crate::source::{SourceError, follow, imap};
+use crate::engine::{Checkpoint, DigestPlan, Engine, Envelope, IngestStats, Messages, Opener};
+use crate::source::{SourceError, follow, imap, public_inbox};
 use crate::store::{Store, StoreError};
 
 /// The wall clock, as the caller reads it: seconds since the epoch.
@@ -94,9 +94,23 @@ pub struct SourceSpec {
 
 #[derive(Clone, Debug)]
 pub enum SpecKind {
-    Imap { account: imap::Account, mailbox: String, idle: bool, batch: usize },
-    Maildir { path: PathBuf },
-    Mbox { path: PathBuf },
+    Imap {
+        account: imap::Account,
+        mailbox: String,
+        idle: bool,
+        batch: usize,
+    },
+    Maildir {
+        path: PathBuf,
+    },
+    Mbox {
+        path: PathBuf,
+    },
+    /// A public-inbox v2 inbox: each epoch's checkpoint is its own
+    /// (`NAME/git/N.git`).
+    PublicInbox {
+        path: PathBuf,
+    },
 }
 
 /// A source that could not be read in a `once` run.
@@ -127,13 +141,13 @@ pub fn sources(cfg: &Config, config_path: &std::path::Path) -> Result<Vec<Source
                     });
                 }
             }
-            SourceKind::Maildir | SourceKind::Mbox => {
+            SourceKind::Maildir | SourceKind::Mbox | SourceKind::PublicInbox => {
                 let path = s.path.clone().unwrap_or_default();
                 let abs = std::path::absolute(&path).unwrap_or_else(|_| path.clone());
-                let (name, kind) = if s.kind == SourceKind::Maildir {
-                    (format!("maildir:{}", abs.display()), SpecKind::Maildir { path })
-                } else {
-                    (format!("mbox:{}", abs.display()), SpecKind::Mbox { path })
+                let (name, kind) = match s.kind {
+                    SourceKind::Maildir => (format!("maildir:{}", abs.display()), SpecKind::Maildir { path }),
+                    SourceKind::Mbox => (format!("mbox:{}", abs.display()), SpecKind::Mbox { path }),
+                    _ => (format!("public-inbox:{}", abs.display()), SpecKind::PublicInbox { path }),
                 };
                 out.push(SourceSpec { name, kind, poll });
             }
@@ -163,8 +177,9 @@ enum Job {
     Checkpoint { source: String, reply: oneshot::Sender<Result<Option<String>, String>> },
     /// Store these messages (one transaction, their checkpoints with them).
     Store { envelopes: Vec<Envelope>, reply: oneshot::Sender<Result<(), String>> },
-    /// Store what this opener yields (a local source's new messages).
-    Drain { open: Opener, reply: oneshot::Sender<Result<Vec<SourceError>, String>> },
+    /// Store what this opener yields (a local source's new messages); a
+    /// long pass logs its progress, against `total` when it is known.
+    Drain { open: Opener, what: String, total: Option<u64>, reply: oneshot::Sender<Result<Vec<SourceError>, String>> },
 }
 
 /// A source task's way to the engine.
@@ -184,9 +199,9 @@ impl EngineHandle {
         rx.await.map_err(|_| stopped())?
     }
 
-    async fn drain(&self, open: Opener) -> Result<Vec<SourceError>, String> {
+    async fn drain(&self, open: Opener, what: &str, total: Option<u64>) -> Result<Vec<SourceError>, String> {
         let (reply, rx) = oneshot::channel();
-        self.0.send(Job::Drain { open, reply }).await.map_err(|_| stopped())?;
+        self.0.send(Job::Drain { open, what: what.to_string(), total, reply }).await.map_err(|_| stopped())?;
         rx.await.map_err(|_| stopped())?
     }
 }
@@ -354,7 +369,7 @@ pub async fn run(
                     return Err(e);
                 }
             },
-            Job::Drain { open, reply } => match engine.ingest(open, &mut |_| {}).await {
+            Job::Drain { open, what, total, reply } => match drain(&mut engine, open, what, total).await {
                 Ok(errors) => {
                     let _ = reply.send(Ok(errors));
                 }
@@ -440,6 +455,17 @@ async fn send_loop(
     Ok(total)
 }
 
+/// Stores what a local source yields, logging the progress of a long pass.
+async fn drain(
+    engine: &mut Engine,
+    open: Opener,
+    what: String,
+    total: Option<u64>,
+) -> Result<Vec<SourceError>, StoreError> {
+    let mut meter = crate::engine::progress::Meter::new(what, total);
+    engine.ingest(open, &mut |p| meter.log(&p)).await
+}
+
 /// Stores one batch in one transaction; large batches are parsed on the
 /// engine's worker threads.
 async fn store_batch(engine: &mut Engine, envelopes: Vec<Envelope>) -> Result<(), StoreError> {
@@ -461,6 +487,7 @@ fn add(total: &mut IngestStats, s: &IngestStats) {
     total.problems += s.problems;
     total.unreadable_sources += s.unreadable_sources;
     total.unreadable_messages += s.unreadable_messages;
+    total.removed += s.removed;
 }
 
 /// One source, forever: passes over what is new, a wait between them,
@@ -563,14 +590,44 @@ async fn source_session(
                 };
                 Ok(it)
             });
-            let errors = engine.drain(open).await?;
-            let fatal = errors.iter().find(|e| e.is_fatal()).map(|e| e.to_string());
-            for e in errors.iter().filter(|e| !e.is_fatal()) {
-                tracing::warn!(source = %spec.name, error = %e, "cannot read a message");
+            let errors = engine.drain(open, &spec.name, None).await?;
+            pass_errors(&spec.name, &errors)?;
+            tracing::info!(source = %spec.name, seconds = started.elapsed().as_secs_f64(), "synced");
+            *good = true;
+            if once {
+                return Ok(());
             }
-            if let Some(e) = fatal {
-                return Err(e);
+            tokio::time::sleep(spec.poll).await;
+        },
+        SpecKind::PublicInbox { path } => loop {
+            let started = Instant::now();
+            let epochs = public_inbox::epochs(path).map_err(|e| e.to_string())?;
+            let mut todo = Vec::new();
+            for epoch in epochs {
+                let token = engine.checkpoint(&public_inbox::epoch_source(&spec.name, &epoch)).await?;
+                todo.push((epoch, token));
             }
+            // What is left to read, for the progress of a long pass
+            // (walking the history is quick next to reading it).
+            let counted = todo.clone();
+            let total = tokio::task::spawn_blocking(move || {
+                counted.iter().map(|(e, t)| public_inbox::pending(&e.path, t.as_deref()).unwrap_or(0)).sum::<u64>()
+            })
+            .await
+            .ok();
+            let (inbox, fetched_at) = (spec.name.clone(), clock());
+            let open: Opener = Box::new(move || {
+                let read = public_inbox::InboxReader::new(todo).map(move |r| {
+                    r.map(|(epoch, entry)| {
+                        let source = public_inbox::epoch_source(&inbox, &epoch);
+                        let checkpoint = Checkpoint { source, token: entry.position.token() };
+                        Envelope::from_raw(entry.raw, fetched_at, Some(checkpoint))
+                    })
+                });
+                Ok(Box::new(read) as Messages)
+            });
+            let errors = engine.drain(open, &spec.name, total).await?;
+            pass_errors(&spec.name, &errors)?;
             tracing::info!(source = %spec.name, seconds = started.elapsed().as_secs_f64(), "synced");
             *good = true;
             if once {
@@ -579,4 +636,16 @@ async fn source_session(
             tokio::time::sleep(spec.poll).await;
         },
     }
+}
+
+/// What could not be read in a pass over a local source: a message is
+/// logged (the rest was read, and it is read again next pass where its
+/// source can tell); the source, or a part of it (an epoch), fails the
+/// pass.
+fn pass_errors(source: &str, errors: &[SourceError]) -> Result<(), String> {
+    for e in errors.iter().filter(|e| e.is_message()) {
+        tracing::warn!(source, error = %e, "cannot read a message");
+    }
+    let failed: Vec<String> = errors.iter().filter(|e| !e.is_message()).map(|e| e.to_string()).collect();
+    if failed.is_empty() { Ok(()) } else { Err(failed.join("; ")) }
 }

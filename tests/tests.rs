@@ -38,6 +38,8 @@ mod outbox;
 mod processes;
 /// Random and mutated mail must never panic the parser or the classifier.
 mod props;
+/// public-inbox v2 inboxes followed by `run` and imported by `ingest`.
+mod public_inbox;
 /// The bot answering through a private Postfix into a private Dovecot.
 mod replies;
 /// The five seed mails the product started from.

@@ -147,7 +147,12 @@ pub(crate) fn now() -> i64 {
 /// Logging to stderr: info for the daemon (a line per sync and per case
 /// event), warnings for the rest, unless `RUST_LOG` says otherwise.
 pub fn init_logging(cli: &Cli) {
-    let default = if matches!(cli.command, CliCommand::Run { .. }) { "info" } else { "warn" };
+    // `ingest` away from a terminal logs its progress instead of a bar.
+    let default = match cli.command {
+        CliCommand::Run { .. } => "info",
+        CliCommand::Ingest { .. } => "warn,lkpbot::progress=info",
+        _ => "warn",
+    };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let fmt = tracing_subscriber::fmt()

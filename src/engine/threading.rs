@@ -111,6 +111,30 @@ impl<'a, 't> Threader<'a, 't> {
         Ok(settled)
     }
 
+    /// Takes a stored message out of the store with what it caused (the
+    /// case it opened, its memberships and events), then threads again
+    /// whatever depended on it.
+    pub async fn remove(&mut self, id: &MessageId) -> Result<(), StoreError> {
+        let mut changed = vec![keys::dep_message(id)];
+        if let Some(v) = self.tx.case_opened_by(id).await? {
+            let members = self.tx.delete_case(v.id).await?;
+            self.touched.remove(&v.id);
+            changed.extend(keys::case_deps(&v.facts));
+            for m in members.into_iter().filter(|m| m != id) {
+                changed.push(keys::dep_message(&m));
+                self.enqueue(m);
+            }
+            tracing::info!(case = v.id.0, message_id = %id, "case closed: its report was removed from the archive");
+        }
+        for case in self.tx.delete_message(id).await?.unwrap_or_default() {
+            self.tx.replay(case).await?;
+            self.touched.insert(case);
+        }
+        tracing::info!(message_id = %id, "message removed from the archive");
+        self.enqueue_dependents(&changed).await?;
+        self.run().await
+    }
+
     /// Threads again what waited for `ids`, stored just now.
     pub async fn arrived(&mut self, ids: &[MessageId]) -> Result<(), StoreError> {
         let keys: Vec<String> = ids.iter().map(keys::dep_message).collect();

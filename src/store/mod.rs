@@ -102,6 +102,7 @@ const TABLES: &[&str] = &[
     "outbox",
     "retest_requests",
     "subscriptions",
+    "removed_messages",
 ];
 
 /// The write side: one connection, one transaction at a time.

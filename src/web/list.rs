@@ -16,7 +16,18 @@ pub struct Params {
     pub tree: Option<String>,
     pub testcase: Option<String>,
     pub sort: Option<String>,
+    /// `/`: which page of [`PAGE_CASES`] cases (from 1).
+    pub page: Option<String>,
+    /// `/api/cases`: at most this many cases (opt-in paging) ...
+    pub limit: Option<String>,
+    /// ... those after the case with this id in the list's order.
+    pub after: Option<String>,
 }
+
+/// Cases on one page of the HTML list.
+pub const PAGE_CASES: usize = 200;
+/// The most `limit` may ask of `/api/cases`.
+pub const MAX_LIMIT: usize = 10_000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Sort {
@@ -56,6 +67,11 @@ pub struct Query {
     pub tree: Option<String>,
     pub testcase: Option<String>,
     pub sort: Sort,
+    /// The page of the HTML list, from 1.
+    pub page: usize,
+    /// Paging of `/api/cases`: at most `limit` cases after the case `after`.
+    pub limit: Option<usize>,
+    pub after: Option<i64>,
 }
 
 /// An empty field of a submitted form is no filter.
@@ -80,7 +96,34 @@ impl Query {
                 format!("unknown sort {s:?}: use one of {}", names.join(", "))
             })?,
         };
-        Ok(Query { state, filter, kind, tree: given(p.tree), testcase: given(p.testcase), sort })
+        let number = |name: &str, v: Option<String>| -> Result<Option<u64>, String> {
+            given(v).map(|v| v.parse::<u64>().map_err(|_| format!("{name} is a number, not {v:?}"))).transpose()
+        };
+        let page = match number("page", p.page)? {
+            None => 1,
+            Some(0) => return Err("pages count from 1".into()),
+            Some(n) => usize::try_from(n).unwrap_or(usize::MAX),
+        };
+        let limit = match number("limit", p.limit)? {
+            None => None,
+            Some(n) if n == 0 || n > MAX_LIMIT as u64 => {
+                return Err(format!("limit must be 1 to {MAX_LIMIT}"));
+            }
+            Some(n) => Some(usize::try_from(n).unwrap_or(MAX_LIMIT)),
+        };
+        let after = number("after", p.after)?.map(|n| i64::try_from(n).unwrap_or(i64::MAX));
+        Ok(Query { state, filter, kind, tree: given(p.tree), testcase: given(p.testcase), sort, page, limit, after })
+    }
+
+    /// The query string of these parameters on page `page` (for the
+    /// list's page links).
+    pub fn with_page(&self, page: usize) -> String {
+        let base = self.with_sort(self.sort);
+        if page <= 1 {
+            return base;
+        }
+        let sep = if base.contains('?') { '&' } else { '?' };
+        format!("{base}{sep}page={page}")
     }
 
     /// Whether a case passes the state, kind, tree and testcase filters.
@@ -129,6 +172,38 @@ pub fn encode(s: &str) -> String {
         }
     }
     out
+}
+
+/// One page of the HTML list: the cases of page `page` (from 1) and how
+/// many pages there are (at least one).
+pub fn page<'a, 'c>(cases: &'a [&'c CaseRecord], page: usize) -> (&'a [&'c CaseRecord], usize) {
+    let pages = cases.len().div_ceil(PAGE_CASES).max(1);
+    let start = page.saturating_sub(1).saturating_mul(PAGE_CASES).min(cases.len());
+    let end = start.saturating_add(PAGE_CASES).min(cases.len());
+    (&cases[start..end], pages)
+}
+
+/// `/api/cases` paging: the cases after the one with id `after` (in the
+/// list's order; by id, any case with a larger id), at most `limit`; and
+/// whether more follow.
+pub fn slice(
+    cases: Vec<&CaseRecord>,
+    after: Option<i64>,
+    limit: Option<usize>,
+    by_id: bool,
+) -> Result<(Vec<&CaseRecord>, bool), String> {
+    let start = match after {
+        None => 0,
+        // By id the cursor need not be in the list (its case may have
+        // changed state since): the next larger id is where to go on.
+        Some(a) if by_id => cases.partition_point(|c| c.view.id.0 <= a),
+        Some(a) => cases.iter().position(|c| c.view.id.0 == a).map(|i| i + 1).ok_or_else(|| {
+            format!("after={a} names no case of this list (page by id, the default order, to go on from any case)")
+        })?,
+    };
+    let end = limit.map_or(cases.len(), |l| start.saturating_add(l).min(cases.len()));
+    let more = end < cases.len();
+    Ok((cases[start..end].to_vec(), more))
 }
 
 /// Larger is more severe: (rank of the kind, size of the change).
@@ -202,6 +277,9 @@ mod tests {
                 "tree" => p.tree = v,
                 "testcase" => p.testcase = v,
                 "sort" => p.sort = v,
+                "page" => p.page = v,
+                "limit" => p.limit = v,
+                "after" => p.after = v,
                 _ => unreachable!(),
             }
         }
@@ -253,5 +331,37 @@ mod tests {
     fn sort_links_keep_the_filters() {
         let q = Query::parse(params(&[("state", "all"), ("tree", "linux next&x"), ("kind", "build")])).unwrap();
         assert_eq!(q.with_sort(Sort::Severity), "/?state=all&kind=build&tree=linux%20next%26x&sort=severity");
+    }
+
+    #[test]
+    fn pages_and_slices() {
+        let all: Vec<CaseRecord> = (1..=450).map(|i| case(i, CaseKind::Build, None, i, "linus")).collect();
+        let refs: Vec<&CaseRecord> = all.iter().collect();
+        let (p1, pages) = page(&refs, 1);
+        assert_eq!((p1.len(), pages, p1[0].view.id.0), (PAGE_CASES, 3, 1));
+        let (p3, _) = page(&refs, 3);
+        assert_eq!((p3.len(), p3[0].view.id.0), (50, 401));
+        assert!(page(&refs, 9).0.is_empty());
+        assert_eq!(page(&[], 1).1, 1);
+        let (s, more) = slice(refs.clone(), None, Some(100), true).unwrap();
+        assert_eq!((s.len(), s[99].view.id.0, more), (100, 100, true));
+        let (s, more) = slice(refs.clone(), Some(400), Some(100), true).unwrap();
+        assert_eq!((s.len(), s[0].view.id.0, more), (50, 401, false));
+        // By id, a cursor that is no longer listed still goes on.
+        let odd: Vec<&CaseRecord> = refs.iter().copied().filter(|c| c.view.id.0 % 2 == 1).collect();
+        assert_eq!(slice(odd.clone(), Some(10), Some(1), true).unwrap().0[0].view.id.0, 11);
+        assert!(slice(odd, Some(10), Some(1), false).is_err());
+        let (s, more) = slice(refs, None, None, true).unwrap();
+        assert_eq!((s.len(), more), (450, false));
+        assert!(Query::parse(params(&[("page", "0")])).is_err());
+        assert!(Query::parse(params(&[("limit", "0")])).is_err());
+        assert!(Query::parse(params(&[("limit", "x")])).is_err());
+        assert_eq!(
+            Query::parse(params(&[("limit", "5"), ("after", "7")])).map(|q| (q.limit, q.after)),
+            Ok((Some(5), Some(7)))
+        );
+        let q = Query::parse(params(&[("sort", "severity")])).unwrap();
+        assert_eq!(q.with_page(2), "/?sort=severity&page=2");
+        assert_eq!(Query::parse(params(&[])).unwrap().with_page(3), "/?page=3");
     }
 }

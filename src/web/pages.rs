@@ -57,6 +57,13 @@ pub struct Index {
     pub sort_oldest: String,
     pub api: String,
     pub rows: Vec<CaseRow>,
+    /// How many cases the list holds (on all its pages).
+    pub total: usize,
+    pub page: usize,
+    pub pages: usize,
+    /// Links to the previous and next pages, when there are.
+    pub prev: Option<String>,
+    pub next: Option<String>,
 }
 
 fn tone(c: &CaseRecord) -> &'static str {
@@ -67,9 +74,10 @@ fn tone(c: &CaseRecord) -> &'static str {
     }
 }
 
-/// The list of cases `q` selected (already in order); `counts` is how
-/// many cases each state holds.
-pub fn index(q: &Query, cases: &[&CaseRecord], counts: &[(CaseState, i64)], now: i64) -> Index {
+/// The list of cases `q` selected (already in order), the page `q` asks
+/// for; `counts` is how many cases each state holds.
+pub fn index(q: &Query, all: &[&CaseRecord], counts: &[(CaseState, i64)], now: i64) -> Index {
+    let (cases, pages) = crate::web::list::page(all, q.page);
     let rows = cases
         .iter()
         .map(|c| {
@@ -139,6 +147,11 @@ pub fn index(q: &Query, cases: &[&CaseRecord], counts: &[(CaseState, i64)], now:
         sort_oldest: q.with_sort(Sort::Oldest),
         api,
         rows,
+        total: all.len(),
+        page: q.page,
+        pages,
+        prev: (q.page > 1).then(|| q.with_page(q.page.min(pages + 1) - 1)),
+        next: (q.page < pages).then(|| q.with_page(q.page + 1)),
     }
 }
 
