@@ -174,6 +174,12 @@ fn a_case_page_charts_base_bad_and_every_fix() {
     for cell in ["100,000", "60,000", "62,000", "99,000", "±4%", "-38.0%", "recovered", "not-recovered"] {
         assert!(page.contains(cell), "the table lacks {cell}");
     }
+    // Each verdict says how clear it is: the first fix left the metric
+    // 38% below the base, the second moved it 65% up from the bad commit.
+    for cell in ["<td>not-recovered (clear)</td>", "<td>recovered (clear)</td>"] {
+        assert!(page.contains(cell), "the table lacks {cell}");
+    }
+    assert_eq!((&api["significance"], &api["verdict_significance"]), (&"clear".into(), &"clear".into()), "{api}");
     // The timeline links every message to the archive, and the ids copy.
     assert!(page.contains("href=\"https://lore.kernel.org/r/cccc0004-lkp@intel.com\""), "{page}");
     assert!(page.contains("<code>abcdef0123456789abcdef0123456789abcdef01</code>"));
