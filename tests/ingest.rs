@@ -316,6 +316,9 @@ fn cli_errors_map_to_exit_codes() {
     let db = dir.path().join("x.db");
     let db = db.to_str().unwrap();
     assert_eq!(lkpbot(&["--db", db, "cases", "--state", "nonsense"]).status.code(), Some(1));
+    let out = lkpbot(&["--db", db, "cases", "--sort", "nonsense"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("attention"), "the error names the orders");
     assert_eq!(lkpbot(&["--db", db, "case", "999"]).status.code(), Some(1));
     let out = lkpbot(&["--db", db, "ingest", "/nonexistent/archive.mbox"]);
     assert_eq!(out.status.code(), Some(1));

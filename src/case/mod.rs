@@ -9,6 +9,7 @@
 //! store persists them, and the read side hands them up. Pure: no I/O, no
 //! clock, no SQL.
 
+pub mod attention;
 pub mod read;
 pub mod significance;
 pub mod state;

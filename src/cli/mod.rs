@@ -96,6 +96,12 @@ pub enum CliCommand {
         /// duplicate, stale, informational.
         #[arg(long, default_value = "open")]
         state: String,
+        /// The order: `attention` (what needs someone first: open
+        /// regressions no fix has reached, then fixes posted, then fixes
+        /// applied, stale last; clear before marginal, then |change| and
+        /// age), or `age`, `oldest`, `activity`, `severity`; by id without.
+        #[arg(long)]
+        sort: Option<String>,
     },
     /// The weekly digest: preview it (`--print`, `--json`), or send it
     /// now (`--send`, still at most once per week and recipient).
@@ -268,7 +274,9 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
                 digest::digest(&db, &week, &plan, &cfg.bot, json)
             }
         }
-        CliCommand::Cases { json, state } => cases::list(&db, &state, json, now(), &cfg.bot.archive_url),
+        CliCommand::Cases { json, state, sort } => {
+            cases::list(&db, &state, sort.as_deref(), json, now(), &cfg.bot.archive_url)
+        }
         CliCommand::Case { id, json } => cases::show(&db, id, json, now(), &cfg.bot.archive_url),
         CliCommand::Serve { listen } => {
             serve::serve(&db, listen.as_deref().unwrap_or(&cfg.web.listen), &cfg.bot.archive_url, now)
