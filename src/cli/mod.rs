@@ -203,7 +203,7 @@ pub fn digest_plan(cfg: &Config) -> Result<crate::engine::DigestPlan, Failure> {
         to: cfg.digest.to.clone(),
         subscribers,
         stale_days: cfg.bot.stale_days,
-        more: cfg.digest.more_url.clone().unwrap_or_else(|| "`lkpbot cases` lists them all".into()),
+        more: crate::digest::Links::new(cfg.digest.more_url.as_deref()),
     })
 }
 
