@@ -12,6 +12,11 @@
 //! read again) and doubles nothing (messages are idempotent by
 //! Message-ID).
 //!
+//! The periodic work (stale cases, retest reminders) runs hourly, and
+//! also as soon as each source has made its first pass: a freshly
+//! started daemon's cases are then what `ingest` of the same mail makes,
+//! stale marks included.
+//!
 //! A source that fails (a bad password, a server down, a connection
 //! dropped mid-fetch) is logged and retried with exponential backoff,
 //! which starts again from the first wait once a pass has synced; the
@@ -180,6 +185,8 @@ enum Job {
     /// Store what this opener yields (a local source's new messages); a
     /// long pass logs its progress, against `total` when it is known.
     Drain { open: Opener, what: String, total: Option<u64>, reply: oneshot::Sender<Result<Vec<SourceError>, String>> },
+    /// A source has made a pass: it has stored everything it had.
+    Synced { source: String },
 }
 
 /// A source task's way to the engine.
@@ -203,6 +210,12 @@ impl EngineHandle {
         let (reply, rx) = oneshot::channel();
         self.0.send(Job::Drain { open, what: what.to_string(), total, reply }).await.map_err(|_| stopped())?;
         rx.await.map_err(|_| stopped())?
+    }
+
+    /// Says a pass is done; nothing to wait for (a run that is stopping
+    /// does its periodic work at the end anyway).
+    async fn synced(&self, source: &str) {
+        let _ = self.0.send(Job::Synced { source: source.to_string() }).await;
     }
 }
 
@@ -263,6 +276,15 @@ pub struct RunSettings {
 /// How often the run looks at the clock for its periodic work (the digest,
 /// stale cases, reminders) when no mail comes.
 const TICK: Duration = Duration::from_secs(60);
+
+/// The periodic work of a run: cases without activity for `stale_days`
+/// marked stale, unanswered retest requests reminded (and timed out).
+async fn sweep(engine: &mut Engine, stale_days: i64, remind_days: i64, now: i64) -> Result<(), StoreError> {
+    if stale_days > 0 {
+        engine.sweep_stale(now, stale_days).await?;
+    }
+    engine.remind(now, remind_days).await
+}
 
 /// Queues the digest if one is due and not queued by this run yet.
 async fn digest_if_due(
@@ -325,6 +347,10 @@ pub async fn run(
     let mut report = RunReport::default();
     let mut stop = shutdown.clone();
     let mut last_sweep = Instant::now();
+    // Sources that have made their first pass: each first pass is swept at
+    // once, so a fresh daemon's cases are at once what `ingest` of the same
+    // mail makes (stale marks included), not an hour later.
+    let mut synced = std::collections::HashSet::new();
     loop {
         let job = tokio::select! {
             job = rx.recv() => job.map(Some),
@@ -339,15 +365,22 @@ pub async fn run(
                 outbox.notify_one();
             }
             if last_sweep.elapsed() >= SWEEP_EVERY {
-                if stale_days > 0 {
-                    engine.sweep_stale(clock(), stale_days).await?;
-                }
-                engine.remind(clock(), remind_days).await?;
+                sweep(&mut engine, stale_days, remind_days, clock()).await?;
                 outbox.notify_one();
                 last_sweep = Instant::now();
             }
             continue;
         };
+        if let Job::Synced { source } = job {
+            // A `once` run sweeps when its passes are done.
+            if !once && synced.insert(source.clone()) {
+                sweep(&mut engine, stale_days, remind_days, clock()).await?;
+                tracing::info!(%source, "first pass done: stale cases marked, retests reminded");
+                outbox.notify_one();
+                last_sweep = Instant::now();
+            }
+            continue;
+        }
         // A store that fails fails the run: the source hears why, and
         // the error ends the run.
         match job {
@@ -378,6 +411,7 @@ pub async fn run(
                     return Err(e);
                 }
             },
+            Job::Synced { .. } => {}
         }
         add(&mut report.stats, &engine.finish().await?);
         outbox.notify_one();
@@ -391,10 +425,7 @@ pub async fn run(
         }
     }
     add(&mut report.stats, &engine.finish().await?);
-    if stale_days > 0 {
-        engine.sweep_stale(clock(), stale_days).await?;
-    }
-    engine.remind(clock(), remind_days).await?;
+    sweep(&mut engine, stale_days, remind_days, clock()).await?;
     digest_if_due(&mut engine, &digest, &mut digested, clock()).await?;
     // The sender sends what is due now, then stops.
     let _ = engine_done.send(true);
@@ -561,6 +592,7 @@ async fn source_session(
                     "synced"
                 );
                 *good = true;
+                engine.synced(&spec.name).await;
                 if once {
                     let _ = session.logout().await;
                     return Ok(());
@@ -594,6 +626,7 @@ async fn source_session(
             pass_errors(&spec.name, &errors)?;
             tracing::info!(source = %spec.name, seconds = started.elapsed().as_secs_f64(), "synced");
             *good = true;
+            engine.synced(&spec.name).await;
             if once {
                 return Ok(());
             }
@@ -630,6 +663,7 @@ async fn source_session(
             pass_errors(&spec.name, &errors)?;
             tracing::info!(source = %spec.name, seconds = started.elapsed().as_secs_f64(), "synced");
             *good = true;
+            engine.synced(&spec.name).await;
             if once {
                 return Ok(());
             }

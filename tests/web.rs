@@ -177,6 +177,12 @@ fn a_case_page_charts_base_bad_and_every_fix() {
     for cell in ["100,000", "60,000", "62,000", "99,000", "±4%", "-38.0%", "recovered", "not-recovered"] {
         assert!(page.contains(cell), "the table lacks {cell}");
     }
+    // Each verdict says how clear it is: the first fix left the metric
+    // 38% below the base, the second moved it 65% up from the bad commit.
+    for cell in ["<td>not-recovered (clear)</td>", "<td>recovered (clear)</td>"] {
+        assert!(page.contains(cell), "the table lacks {cell}");
+    }
+    assert_eq!((&api["significance"], &api["verdict_significance"]), (&"clear".into(), &"clear".into()), "{api}");
     // The timeline links every message to the archive, and the ids copy.
     assert!(page.contains("href=\"https://lore.kernel.org/r/cccc0004-lkp@intel.com\""), "{page}");
     assert!(page.contains("<code>abcdef0123456789abcdef0123456789abcdef01</code>"));
@@ -197,8 +203,12 @@ fn the_list_filters_and_sorts() {
     };
     let wis = case_with(&db, "will-it-scale");
     let hostile = case_with(&db, "alert(1)");
-    // Newest first by default; severity puts the -40% before the -12.5%.
+    // What needs someone first by default: the -12.5% no fix has reached
+    // before the -40% whose fix recovered it. Newest first by age;
+    // severity puts the -40% before the -12.5%.
     assert_eq!(rows("/?state=all"), [hostile, wis]);
+    assert_eq!(rows("/?state=all&sort=attention"), [hostile, wis]);
+    assert_eq!(rows("/?state=all&sort=age"), [hostile, wis]);
     assert_eq!(rows("/?state=all&sort=severity"), [wis, hostile]);
     assert_eq!(rows("/?state=all&sort=oldest"), [wis, hostile]);
     assert_eq!(rows("/?state=all&testcase=stress-ng"), [hostile]);
@@ -206,6 +216,10 @@ fn the_list_filters_and_sorts() {
     assert_eq!(rows("/?state=resolved"), Vec::<i64>::new());
     let api = json(&get(&db, "/api/cases?state=all&testcase=will-it-scale", ANY));
     assert_eq!(api.as_array().unwrap().len(), 1);
+    // Both changes are clear of their noise, and the list says so.
+    let page = get(&db, "/?state=all", HTML).body;
+    assert!(page.contains("<th>significance</th>"), "{page}");
+    assert_eq!(page.matches("<span class=\"sig-clear\">clear</span>").count(), 2, "{page}");
 }
 
 /// `/api/cases` is complete unless `limit` asks for a page; then `after`

@@ -96,6 +96,12 @@ pub enum CliCommand {
         /// duplicate, stale, informational.
         #[arg(long, default_value = "open")]
         state: String,
+        /// The order: `attention` (what needs someone first: open
+        /// regressions no fix has reached, then fixes posted, then fixes
+        /// applied, stale last; clear before marginal, then |change| and
+        /// age), or `age`, `oldest`, `activity`, `severity`; by id without.
+        #[arg(long)]
+        sort: Option<String>,
     },
     /// The weekly digest: preview it (`--print`, `--json`), or send it
     /// now (`--send`, still at most once per week and recipient).
@@ -202,7 +208,7 @@ pub fn digest_plan(cfg: &Config) -> Result<crate::engine::DigestPlan, Failure> {
         to: cfg.digest.to.clone(),
         subscribers,
         stale_days: cfg.bot.stale_days,
-        more: cfg.digest.more_url.clone().unwrap_or_else(|| "`lkpbot cases` lists them all".into()),
+        more: crate::digest::Links::new(cfg.digest.more_url.as_deref()),
     })
 }
 
@@ -273,7 +279,9 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
                 digest::digest(&db, &week, &plan, &cfg.bot, json)
             }
         }
-        CliCommand::Cases { json, state } => cases::list(&db, &state, json, now(), &cfg.bot.archive_url),
+        CliCommand::Cases { json, state, sort } => {
+            cases::list(&db, &state, sort.as_deref(), json, now(), &cfg.bot.archive_url)
+        }
         CliCommand::Case { id, json } => cases::show(&db, id, json, now(), &cfg.bot.archive_url),
         CliCommand::Serve { listen } => {
             serve::serve(&db, listen.as_deref().unwrap_or(&cfg.web.listen), &cfg.bot.archive_url, now)

@@ -322,8 +322,8 @@ pub struct DigestPlan {
     /// on top).
     pub subscribers: Vec<(String, crate::case::SubscriptionFilter)>,
     pub stale_days: i64,
-    /// Where "and N more" points.
-    pub more: String,
+    /// Where "and N more" and the stale count point.
+    pub more: crate::digest::Links,
 }
 
 /// Queues the digest of `week` for every recipient, at most once per

@@ -31,6 +31,8 @@ pub const MAX_LIMIT: usize = 10_000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Sort {
+    /// What needs someone first (`case::attention`): the default of `/`.
+    Attention,
     /// Newest report first.
     Age,
     /// Oldest report first: what has waited longest.
@@ -44,10 +46,11 @@ pub enum Sort {
 }
 
 impl Sort {
-    pub const ALL: [Sort; 5] = [Sort::Age, Sort::Oldest, Sort::Activity, Sort::Severity, Sort::Id];
+    pub const ALL: [Sort; 6] = [Sort::Attention, Sort::Age, Sort::Oldest, Sort::Activity, Sort::Severity, Sort::Id];
 
     pub fn as_str(self) -> &'static str {
         match self {
+            Sort::Attention => "attention",
             Sort::Age => "age",
             Sort::Oldest => "oldest",
             Sort::Activity => "activity",
@@ -90,7 +93,7 @@ impl Query {
             })?),
         };
         let sort = match given(p.sort) {
-            None => Sort::Age,
+            None => Sort::Attention,
             Some(s) => Sort::ALL.into_iter().find(|x| x.as_str() == s).ok_or_else(|| {
                 let names: Vec<&str> = Sort::ALL.iter().map(|s| s.as_str()).collect();
                 format!("unknown sort {s:?}: use one of {}", names.join(", "))
@@ -154,7 +157,7 @@ impl Query {
         if let Some(t) = &self.testcase {
             parts.push(format!("testcase={}", encode(t)));
         }
-        if sort != Sort::Age {
+        if sort != Sort::Attention {
             parts.push(format!("sort={}", sort.as_str()));
         }
         if parts.is_empty() { "/".into() } else { format!("/?{}", parts.join("&")) }
@@ -224,6 +227,7 @@ pub fn select<'c>(cases: impl IntoIterator<Item = &'c CaseRecord>, q: &Query) ->
     let opened = |c: &&CaseRecord| c.view.facts.opened_at;
     let id = |c: &&CaseRecord| c.view.id.0;
     match q.sort {
+        Sort::Attention => crate::case::attention::sort(&mut cases),
         Sort::Age => cases.sort_by_key(|c| (std::cmp::Reverse(opened(c)), id(c))),
         Sort::Oldest => cases.sort_by_key(|c| (opened(c), id(c))),
         Sort::Activity => cases.sort_by_key(|c| (std::cmp::Reverse(c.updated_at), id(c))),
@@ -244,27 +248,13 @@ mod tests {
     use crate::model::MessageId;
 
     fn case(id: i64, kind: CaseKind, change: Option<f64>, opened: i64, tree: &str) -> CaseRecord {
-        CaseRecord {
-            view: CaseView {
-                id: CaseId(id),
-                state: CaseState::Reported,
-                facts: CaseFacts {
-                    tree: Some(tree.into()),
-                    testcase: Some("will-it-scale".into()),
-                    change_pct: change,
-                    ..CaseFacts::new(kind, format!("case {id}"), MessageId::new(&format!("{id}@x")).unwrap(), opened)
-                },
-            },
-            updated_at: opened,
-            verdict: None,
-            fix_commit: None,
-            fix_message_id: None,
-            report_facts: None,
-            messages: Vec::new(),
-            events: Vec::new(),
-            related: Vec::new(),
-            retests: Vec::new(),
-        }
+        let facts = CaseFacts {
+            tree: Some(tree.into()),
+            testcase: Some("will-it-scale".into()),
+            change_pct: change,
+            ..CaseFacts::new(kind, format!("case {id}"), MessageId::new(&format!("{id}@x")).unwrap(), opened)
+        };
+        CaseRecord::bare(CaseView { id: CaseId(id), state: CaseState::Reported, facts }, opened)
     }
 
     fn params(pairs: &[(&str, &str)]) -> Params {
@@ -305,8 +295,8 @@ mod tests {
         let q = Query::parse(params(&[("state", ""), ("tree", " "), ("sort", "")])).unwrap();
         assert_eq!(q.filter, CaseFilter::Open);
         assert_eq!(q.tree, None);
-        assert_eq!(q.sort, Sort::Age);
-        assert_eq!(q.with_sort(Sort::Age), "/");
+        assert_eq!(q.sort, Sort::Attention);
+        assert_eq!(q.with_sort(Sort::Attention), "/");
     }
 
     #[test]
@@ -319,11 +309,15 @@ mod tests {
             case(5, CaseKind::Build, None, 150, "linus"),
         ];
         let q = |p: &[(&str, &str)]| Query::parse(params(p)).unwrap();
-        assert_eq!(ids(&select(&cases, &q(&[]))), [4, 5, 1, 2, 3]);
+        assert_eq!(ids(&select(&cases, &q(&[("sort", "age")]))), [4, 5, 1, 2, 3]);
+        // The default: all are reported (open), so by significance and
+        // |change|: the changes, then the crash and the build failure
+        // (oldest first), then 1, whose -5% is marginal.
+        assert_eq!(ids(&select(&cases, &q(&[]))), [4, 2, 3, 5, 1]);
         assert_eq!(ids(&select(&cases, &q(&[("sort", "oldest")]))), [3, 2, 1, 5, 4]);
         assert_eq!(ids(&select(&cases, &q(&[("sort", "severity")]))), [3, 2, 1, 5, 4]);
         assert_eq!(ids(&select(&cases, &q(&[("tree", "LINUS"), ("sort", "id")]))), [1, 3, 4, 5]);
-        assert_eq!(ids(&select(&cases, &q(&[("kind", "perf-regression")]))), [1, 2]);
+        assert_eq!(ids(&select(&cases, &q(&[("kind", "perf-regression"), ("sort", "age")]))), [1, 2]);
         assert_eq!(ids(&select(&cases, &q(&[("testcase", "fio")]))), Vec::<i64>::new());
     }
 

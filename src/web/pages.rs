@@ -7,6 +7,7 @@ use askama::Template;
 
 use super::list::{Query, Sort, encode};
 use crate::case::CaseRecord;
+use crate::case::significance::{self, Significance};
 use crate::case::{CaseKind, CaseState, CaseView, replay};
 use crate::model::rfc3339;
 use crate::view::{self, chart};
@@ -32,6 +33,8 @@ pub struct CaseRow {
     pub what: String,
     /// `bad` for a regression, `good` for an improvement.
     pub tone: &'static str,
+    /// A perf case's `clear` or `marginal`; empty for the others.
+    pub significance: &'static str,
     pub commit: String,
     pub tree: Option<String>,
     pub tree_href: String,
@@ -51,6 +54,7 @@ pub struct Index {
     pub tree: String,
     pub testcase: String,
     pub filtered: bool,
+    pub sort_attention: String,
     pub sort_age: String,
     pub sort_severity: String,
     pub sort_activity: String,
@@ -90,6 +94,7 @@ pub fn index(q: &Query, all: &[&CaseRecord], counts: &[(CaseState, i64)], now: i
                 opened: rfc3339(f.opened_at),
                 what: crate::text::cut(&view::what(c), 60),
                 tone: tone(c),
+                significance: significance::of_case(f).map_or("", Significance::as_str),
                 commit: f.commit.as_deref().map_or("-".into(), |s| s.get(..12).unwrap_or(s).to_string()),
                 tree_href: f
                     .tree
@@ -141,6 +146,7 @@ pub fn index(q: &Query, all: &[&CaseRecord], counts: &[(CaseState, i64)], now: i
         tree: q.tree.clone().unwrap_or_default(),
         testcase: q.testcase.clone().unwrap_or_default(),
         filtered: q.kind.is_some() || q.tree.is_some() || q.testcase.is_some(),
+        sort_attention: q.with_sort(Sort::Attention),
         sort_age: q.with_sort(Sort::Age),
         sort_severity: q.with_sort(Sort::Severity),
         sort_activity: q.with_sort(Sort::Activity),
@@ -252,7 +258,10 @@ fn facts(c: &CaseRecord, now: i64, archive: &str) -> Vec<Fact> {
         out.push(Fact::text("test machine", m));
     }
     match (&f.metric, f.change_pct) {
-        (Some(m), Some(p)) => out.push(Fact::text("metric", format!("{m} {p:+}%"))),
+        (Some(m), Some(p)) => out.push(Fact {
+            note: significance::of_case(f).map(|s| format!("{}: {}", s.as_str(), noise(f))),
+            ..Fact::text("metric", format!("{m} {p:+}%"))
+        }),
         (Some(m), None) => out.push(Fact::text("metric", m.clone())),
         _ => {}
     }
@@ -262,7 +271,8 @@ fn facts(c: &CaseRecord, now: i64, archive: &str) -> Vec<Fact> {
     out.push(Fact::text("opened", format!("{} UTC ({} ago)", when(f.opened_at), view::age(now - f.opened_at))));
     out.push(Fact::text("last activity", format!("{} UTC", when(c.updated_at))));
     if let Some(v) = c.verdict {
-        out.push(Fact::text("verdict", v.as_str()));
+        let note = significance::of_case_verdict(c).map(|s| s.as_str().to_string());
+        out.push(Fact { note, ..Fact::text("verdict", v.as_str()) });
     }
     if let Some(x) = &c.fix_commit {
         out.push(Fact::code("fix commit", x.clone()));
@@ -273,7 +283,17 @@ fn facts(c: &CaseRecord, now: i64, archive: &str) -> Vec<Fact> {
     out
 }
 
-fn points(ch: &chart::Chart, archive: &str) -> Vec<PointRow> {
+/// The noise a perf case's significance is judged against, in words.
+fn noise(f: &crate::case::CaseFacts) -> String {
+    let sd = |s: Option<f64>| s.map_or("under 2% (not printed)".to_string(), |s| format!("{}%", chart::number(s)));
+    format!(
+        "|change| against 3x the larger %stddev of base ({}) and new ({})",
+        sd(f.base_stddev_pct),
+        sd(f.new_stddev_pct)
+    )
+}
+
+fn points(c: &CaseRecord, ch: &chart::Chart, archive: &str) -> Vec<PointRow> {
     let mut fixes = 0;
     ch.points
         .iter()
@@ -296,7 +316,13 @@ fn points(ch: &chart::Chart, archive: &str) -> Vec<PointRow> {
                     _ => p.against.map_or(String::new(), |b| ch.show(b)),
                 },
                 change: p.change_pct().map_or(String::new(), |d| format!("{d:+.1}%")),
-                verdict: p.verdict.clone().unwrap_or_default(),
+                verdict: match (&p.verdict, &p.message_id, &p.commit) {
+                    (Some(v), Some(m), Some(x)) => match significance::of_result(&c.retests, m, x) {
+                        Some(s) => format!("{v} ({})", s.as_str()),
+                        None => v.clone(),
+                    },
+                    (v, _, _) => v.clone().unwrap_or_default(),
+                },
                 subject: p.subject.clone().unwrap_or_default(),
             }
         })
@@ -340,7 +366,7 @@ pub fn case(c: &CaseRecord, others: &[CaseView], now: i64, archive: &str) -> Cas
         kind: f.kind.as_str(),
         json_href: format!("/api/cases/{}", c.view.id.0),
         facts: facts(c, now, archive),
-        points: ch.as_ref().map(|ch| points(ch, archive)).unwrap_or_default(),
+        points: ch.as_ref().map(|ch| points(c, ch, archive)).unwrap_or_default(),
         chart_svg: ch.as_ref().map(chart::svg),
         chart_note: ch.as_ref().filter(|c| c.relative).map(|_| {
             "Some retests ran against a base of their own (another machine or parameters), \
