@@ -21,6 +21,7 @@ pub const TEMPLATES: &[(&str, &str)] = &[
     ("already-requested", include_str!("../templates/already-requested.txt")),
     ("done", include_str!("../templates/done.txt")),
     ("not-allowed", include_str!("../templates/not-allowed.txt")),
+    ("not-authenticated", include_str!("../templates/not-authenticated.txt")),
     ("missing-argument", include_str!("../templates/missing-argument.txt")),
     ("unknown", include_str!("../templates/unknown.txt")),
     ("case-not-found", include_str!("../templates/case-not-found.txt")),
@@ -356,6 +357,7 @@ fn outcome_text(line: &str, o: &Answer, case: Option<&CaseView>, max: usize) -> 
         Answer::NotAllowed => {
             ("not-allowed", vars(vec![("addressees", case.map_or(String::new(), |c| c.facts.report_to.join(", ")))]))
         }
+        Answer::NotAuthenticated { reason } => ("not-authenticated", vars(vec![("reason", reason.clone())])),
         Answer::MissingArgument { usage } => ("missing-argument", vars(vec![("usage", usage.clone())])),
         Answer::Unknown { verb, nearest } => (
             "unknown",

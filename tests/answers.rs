@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use lkpbot::act::policy::{self, Policy, World};
 use lkpbot::case::{CaseFacts, CaseId, CaseKind, CaseState, CaseView, Replayed};
 use lkpbot::classify::{ClassifyConfig, classify};
-use lkpbot::model::{Direction, MessageId, Verdict};
+use lkpbot::model::{Auth, Direction, MessageId, Verdict};
 use lkpbot::render::{self, Identity, Outgoing, RetestRequestFacts};
 use lkpbot::thread::Incoming;
 
@@ -88,7 +88,13 @@ fn check(name: &str, out: &Outgoing) -> Result<(), String> {
 /// The bot's reply to `body` in `w` under `p`, through the policy and the
 /// renderer as the engine calls them.
 fn reply(name: &str, body: &str, w: &World, p: &Policy) -> Outgoing {
-    let m = command_mail(name, body);
+    reply_from(name, body, w, p, Auth::default())
+}
+
+/// [`reply`] to a mail whose sender was verified as `auth` says.
+fn reply_from(name: &str, body: &str, w: &World, p: &Policy, auth: Auth) -> Outgoing {
+    let mut m = command_mail(name, body);
+    m.auth = auth;
     let r = policy::respond(&m, w, p).unwrap_or_else(|s| panic!("{name}: silent: {s:?}"));
     render::reply(&m, &r, w.case.as_ref(), &identity(), &format!("reply:{}", m.message_id), NOW, p.max_commands)
 }
@@ -140,6 +146,16 @@ fn every_reply_to_a_command() {
     let mut bad = Vec::new();
     for (name, body, w, p) in rows {
         if let Err(e) = check(&format!("reply-{name}"), &reply(name, body, w, p)) {
+            bad.push(e);
+        }
+    }
+    // Under `require`, a sender whose mail did not pass.
+    let require = Policy { require_auth: true, ..Policy::default() };
+    let forged = || Auth::none("no DKIM signature");
+    let refused: &[(&str, &str, &World)] =
+        &[("not-authenticated", "#lkp resolve", &may), ("not-authenticated-subscribe", "#lkp subscribe", &world())];
+    for (name, body, w) in refused {
+        if let Err(e) = check(&format!("reply-{name}"), &reply_from(name, body, w, &require, forged())) {
             bad.push(e);
         }
     }

@@ -35,6 +35,9 @@ pub struct Policy {
     /// Replies to one sender per hour, and in one case per hour.
     pub replies_per_sender_hour: u32,
     pub replies_per_case_hour: u32,
+    /// `[auth] dkim = "require"`: a sender that was verified and did not
+    /// pass may not change a case, subscribe, or speak for the LKP team.
+    pub require_auth: bool,
 }
 
 impl Default for Policy {
@@ -48,6 +51,7 @@ impl Default for Policy {
             max_commands: commands::MAX_COMMANDS,
             replies_per_sender_hour: 10,
             replies_per_case_hour: 20,
+            require_auth: false,
         }
     }
 }
@@ -66,7 +70,27 @@ impl Policy {
     /// Whether `sender` may close, reopen or rename `case`.
     pub fn may_change(&self, sender: Option<&str>, case: &CaseView) -> bool {
         let Some(s) = sender else { return false };
-        self.maintainers.iter().chain(&self.lkp_team).chain(&case.facts.report_to).any(|a| a == s)
+        self.maintainers.iter().chain(&self.lkp_team).chain(&case.facts.report_to).any(|a| a.eq_ignore_ascii_case(s))
+    }
+
+    /// Who the bot takes `m`'s sender for: the address its authentication
+    /// vouches for (for a list that rewrites From, the original author a
+    /// trusted ARC sealer recorded), else its From. Every "who may" check
+    /// asks this, never From alone.
+    pub fn sender<'a>(&self, m: &'a Incoming) -> Option<&'a str> {
+        m.auth.author.as_deref().filter(|_| m.auth.is_authenticated()).or(m.from.as_deref())
+    }
+
+    /// Why `m`'s sender is not believed: under `require`, it was verified
+    /// and did not pass (the reason, in words). `None`: believed (it
+    /// passed, or was never verified and is judged by its From as history
+    /// is, or `require` is off).
+    pub fn unbelieved<'a>(&self, m: &'a Incoming) -> Option<&'a str> {
+        let a = &m.auth;
+        if !self.require_auth || !a.was_verified() || a.is_authenticated() {
+            return None;
+        }
+        Some(if a.reason.is_empty() { "not authenticated" } else { a.reason.as_str() })
     }
 }
 
@@ -101,6 +125,8 @@ pub struct World {
     /// The mail waits for an ancestor not here yet (it may still join a
     /// case).
     pub waiting: bool,
+    /// Fresh mail is verified (`[auth]` is not `off`).
+    pub verifying: bool,
 }
 
 /// Why the bot says nothing to a mail. Each is a rule.
@@ -127,6 +153,10 @@ pub enum Silence {
     Undecided,
     /// Too many replies to this sender or in this case within the hour.
     RateLimited,
+    /// Under `require`, fresh but never verified (stored as history by an
+    /// import without `--act`, threaded now): who sent it is not known,
+    /// and its commands were judged by From as history is.
+    Unverified,
 }
 
 /// What the bot says about one command.
@@ -147,6 +177,11 @@ pub enum Answer {
     },
     /// Only these may: the report's addressees, maintainers, LKP team.
     NotAllowed,
+    /// The command needs an authenticated sender, and this mail's did not
+    /// pass: why.
+    NotAuthenticated {
+        reason: String,
+    },
     /// The command needs an argument.
     MissingArgument {
         usage: String,
@@ -222,6 +257,9 @@ pub fn silence(m: &Incoming, w: &World, rules: &Policy) -> Option<Silence> {
     if m.classified.commands.iter().all(|c| commands::is_help_line(&c.line)) {
         return Some(Silence::HelpText);
     }
+    if rules.require_auth && w.verifying && !m.auth.was_verified() {
+        return Some(Silence::Unverified);
+    }
     if w.case.is_none() {
         if w.waiting {
             return Some(Silence::Undecided);
@@ -266,7 +304,7 @@ pub fn respond(m: &Incoming, w: &World, rules: &Policy) -> Result<Response, Sile
     let mut request_retest = None;
     let (counted, beyond) = counted(&m.classified.commands, rules.max_commands);
     for cl in counted {
-        let outcome = outcome(m, w, &cl.command, &mut request_retest);
+        let outcome = outcome(m, w, rules, &cl.command, &mut request_retest);
         outcomes.push((cl.clone(), outcome));
     }
     outcomes.extend(beyond.into_iter().map(|cl| (cl.clone(), Answer::Ignored)));
@@ -275,7 +313,13 @@ pub fn respond(m: &Incoming, w: &World, rules: &Policy) -> Result<Response, Sile
 
 /// What one command gets; the first retest of a mail is the one asked
 /// for (`request_retest`).
-fn outcome(m: &Incoming, w: &World, command: &Command, request_retest: &mut Option<Option<String>>) -> Answer {
+fn outcome(
+    m: &Incoming,
+    w: &World,
+    rules: &Policy,
+    command: &Command,
+    request_retest: &mut Option<Option<String>>,
+) -> Answer {
     let verb = match command {
         Command::Unknown { verb } => {
             return Answer::Unknown { verb: verb.clone(), nearest: commands::nearest_verb(verb) };
@@ -286,8 +330,12 @@ fn outcome(m: &Incoming, w: &World, command: &Command, request_retest: &mut Opti
     if verb.action.needs_case() && w.case.is_none() {
         return Answer::CaseNotFound;
     }
+    let unbelieved = rules.unbelieved(m).filter(|_| verb.who != Who::Anyone);
     match verb.action {
         Action::Help => Answer::Help,
+        Action::Subscribe if unbelieved.is_some() => {
+            Answer::NotAuthenticated { reason: unbelieved.unwrap_or_default().to_string() }
+        }
         Action::Subscribe => match crate::case::SubscriptionFilter::parse(arg.unwrap_or("")) {
             Ok(f) => Answer::Subscribed { filter: f.describe() },
             Err(why) => Answer::BadFilter { why },
@@ -315,6 +363,9 @@ fn outcome(m: &Incoming, w: &World, command: &Command, request_retest: &mut Opti
             Answer::MissingArgument { usage: verb.syntax() }
         }
         Action::Change { .. } if verb.who == Who::Deciders && !w.may_change => Answer::NotAllowed,
+        Action::Change { .. } if unbelieved.is_some() => {
+            Answer::NotAuthenticated { reason: unbelieved.unwrap_or_default().to_string() }
+        }
         Action::Change { .. } => Answer::Done { what: verb.done_text(arg) },
     }
 }
@@ -560,6 +611,27 @@ mod tests {
         let o = respond(&m, &world(), &limited).unwrap();
         assert_eq!(o.request_retest, None);
         assert_eq!(o.outcomes.len(), 1);
+        // Under `require`, a sender that did not pass may not change a case
+        // or subscribe, and hears why; a retest and the status are for
+        // anyone.
+        let require = Policy { require_auth: true, ..Policy::default() };
+        let forged = |body: &str, w: &World| -> Vec<Answer> {
+            let mut m = mail("dev@example.org", "", body, 1);
+            m.auth = crate::model::Auth::none("no DKIM signature");
+            respond(&m, w, &require).unwrap().outcomes.into_iter().map(|(_, o)| o).collect()
+        };
+        let refused = Answer::NotAuthenticated { reason: "no DKIM signature".into() };
+        assert_eq!(forged("#lkp resolve", &may), std::slice::from_ref(&refused));
+        assert_eq!(forged("#lkp subscribe", &world()), [refused]);
+        assert_eq!(forged("#lkp resolve", &world()), [Answer::NotAllowed]);
+        assert_eq!(forged("please retest", &world()), [Answer::RetestRequested { target: None }]);
+        assert!(matches!(forged("#lkp status", &world())[..], [Answer::Status { .. }]));
+        // Fresh, never verified, while verifying: stored as history, so not
+        // answered.
+        let verifying = World { verifying: true, ..world() };
+        let m = mail("dev@example.org", "", "#lkp status", 1);
+        assert_eq!(respond(&m, &verifying, &require), Err(Silence::Unverified));
+        assert!(respond(&m, &verifying, &rules).is_ok());
         // One retest request per mail, whatever it says.
         let m = mail("dev@example.org", "", "please retest\n#lkp test abcdef0123", 1);
         assert_eq!(respond(&m, &world(), &rules).unwrap().request_retest, Some(None));

@@ -60,11 +60,11 @@ async fn command(
     let response = match policy::respond(inc, &world, &settings.policy) {
         Ok(r) => r,
         Err(silence) => {
-            tracing::debug!(message_id = %inc.message_id, ?silence, "no answer");
+            tracing::info!(message_id = %inc.message_id, ?silence, "no answer");
             return Ok(());
         }
     };
-    let sender = inc.from.clone().unwrap_or_default();
+    let sender = settings.policy.sender(inc).unwrap_or_default().to_string();
     for (_, answer) in &response.outcomes {
         match answer {
             policy::Answer::Subscribed { filter } => tx.subscribe(&sender, filter, now).await?,
@@ -77,7 +77,7 @@ async fn command(
     queue(tx, "reply", case.map(|c| c.id), Some(&inc.message_id), &sender, &out, &acting.identity, now).await?;
     tracing::info!(message_id = %inc.message_id, to = %sender, auth = %inc.auth.label(), commands = response.outcomes.len(), "reply queued");
     if let (Some(target), Some(case)) = (response.request_retest, case) {
-        request_retest(tx, &acting, inc, case, target, now).await?;
+        request_retest(tx, &acting, inc, &sender, case, target, now).await?;
     }
     Ok(())
 }
@@ -98,16 +98,17 @@ async fn look_around(
         Some(c) => tx.case_views(&[*c]).await?.pop(),
         None => None,
     };
-    let sender = inc.from.clone().unwrap_or_default();
+    let sender = settings.policy.sender(inc).unwrap_or_default();
     let mut world = policy::World {
         now,
         fetched_at,
-        replies_to_sender: tx.mails_to_since("reply", &sender, now - 3600).await?,
+        replies_to_sender: tx.mails_to_since("reply", sender, now - 3600).await?,
         waiting,
+        verifying: settings.acting.as_ref().is_some_and(|a| a.auth.is_some()),
         ..policy::World::default()
     };
     if let Some(c) = &case {
-        world.may_change = settings.policy.may_change(inc.from.as_deref(), c);
+        world.may_change = settings.policy.may_change(settings.policy.sender(inc), c);
         world.pending_retest =
             tx.open_retest_requests(c.id).await?.first().map(|r| (r.requested_at, r.requested_by.clone()));
         world.replies_in_case = tx.case_mails_since("reply", c.id, now - 3600).await?;
@@ -123,15 +124,15 @@ async fn request_retest(
     tx: &mut Tx<'_>,
     acting: &Acting,
     inc: &Incoming,
+    sender: &str,
     case: &CaseView,
     target: Option<String>,
     now: i64,
 ) -> Result<(), StoreError> {
-    let sender = inc.from.clone().unwrap_or_default();
     let request = RetestRequest {
         case: case.id,
         message_id: inc.message_id.clone(),
-        requested_by: sender.clone(),
+        requested_by: sender.to_string(),
         requested_at: now,
         target: target.clone(),
         answered_at: None,
@@ -140,13 +141,16 @@ async fn request_retest(
     };
     tx.add_retest_request(&request).await?;
     let report = tx.report_facts(&case.facts.report_message_id).await?;
-    let facts = render::RetestRequestFacts::new(case, report.as_ref(), inc, target.as_deref(), &acting.identity);
+    let facts = render::RetestRequestFacts {
+        requester: sender.to_string(),
+        ..render::RetestRequestFacts::new(case, report.as_ref(), inc, target.as_deref(), &acting.identity)
+    };
     let cause = format!("retest:{}:{}", case.id, inc.message_id);
     match &acting.retest {
         RetestTarget::Email(to) => {
             let out = render::retest_request(&facts, to, &case.facts.report_message_id, &acting.identity, &cause, now);
             let id = &acting.identity;
-            queue(tx, "retest-request", Some(case.id), Some(&inc.message_id), &sender, &out, id, now).await?;
+            queue(tx, "retest-request", Some(case.id), Some(&inc.message_id), sender, &out, id, now).await?;
         }
         RetestTarget::Command => {
             // The sender runs the program with this JSON on stdin.
@@ -155,7 +159,7 @@ async fn request_retest(
                 kind: "retest-command",
                 case: Some(case.id),
                 in_reply_to: Some(&inc.message_id),
-                addressee: &sender,
+                addressee: sender,
                 subject: format!("retest request: case {}", case.id),
                 recipients: Vec::new(),
             };
@@ -178,6 +182,11 @@ async fn verdicts(
     cases: &BTreeSet<CaseId>,
 ) -> Result<(), StoreError> {
     let Some(acting) = settings.acting.clone() else { return Ok(()) };
+    if let Some(why) = settings.policy.unbelieved(inc) {
+        // Kept as discussion (`act::apply`): it answers no request.
+        tracing::info!(message_id = %inc.message_id, reason = %why, "result not judged: the sender is not authenticated");
+        return Ok(());
+    }
     let now = (acting.clock)();
     let fresh = act::is_fresh(inc.date, fetched_at, now, settings.policy.fresh_hours);
     let r = inc.classified.retests.iter().find(|r| r.verdict.is_some()).or(inc.classified.retests.first());
