@@ -282,6 +282,18 @@ impl Verdict {
     }
 }
 
+/// Replies of the bot counted against one of its budgets within the
+/// hour (`act::policy`), as the store counts them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Spent {
+    /// Replies and limit notices made.
+    pub sent: u32,
+    /// When the oldest was made (a place frees an hour later).
+    pub oldest: Option<i64>,
+    /// Of them, limit notices.
+    pub notices: u32,
+}
+
 /// How a message's sender was authenticated, if at all: the answer to
 /// "is this mail from whom it says?". Verification is done once, when a
 /// fresh message the bot would act on arrives, and stored with it; every

@@ -315,7 +315,7 @@ fn the_result_is_kept_when_a_message_is_threaded_again() {
     let with_keys = std::sync::Arc::new(verifier(&[]));
     let no_keys =
         std::sync::Arc::new(Verifier::new(&[NO_DNS.parse().unwrap()], vec![], Duration::from_secs(2)).unwrap());
-    let log = Log::default();
+    let log = crate::util::Log::default();
     let subscriber = tracing_subscriber::fmt().with_writer(log.clone()).with_ansi(false).finish();
     tracing::subscriber::with_default(subscriber, || {
         block_on(async {
@@ -341,33 +341,4 @@ fn the_result_is_kept_when_a_message_is_threaded_again() {
     let text = log.text();
     let answered = text.lines().find(|l| l.contains("reply queued")).unwrap_or_else(|| panic!("no reply: {text}"));
     assert!(answered.contains("auth=dkim:example.org"), "{answered}");
-}
-
-/// Log lines, captured.
-#[derive(Clone, Default)]
-struct Log(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-
-impl Log {
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
-    }
-}
-
-impl std::io::Write for Log {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Log {
-    type Writer = Log;
-
-    fn make_writer(&'a self) -> Log {
-        self.clone()
-    }
 }

@@ -124,12 +124,17 @@ impl Stack {
     }
 }
 
-/// The robot's report, sent now to `author@example.org`.
+/// The robot's report, sent now to `author@example.org` with the list
+/// (`list@example.org`) in Cc.
 pub(crate) fn report() -> Vec<u8> {
     let r = String::from_utf8(fixture_messages("reply-chain")[0].clone()).unwrap();
     let r = r
         .replace("202603051000.aaaa0001-lkp@intel.com", REPORT)
-        .replace("Ada Writer <ada@example.org>", "Au Thor <author@example.org>");
+        .replace("Ada Writer <ada@example.org>", "Au Thor <author@example.org>")
+        .replace(
+            "Cc: oe-lkp@lists.linux.dev, lkp@intel.com, linux-mm@kvack.org,\n oliver.sang@intel.com",
+            "Cc: list@example.org",
+        );
     let (head, body) = r.split_once("\n\n").unwrap();
     let head: String = head.lines().filter(|l| !l.starts_with("Date:")).map(|l| format!("{l}\n")).collect::<String>();
     format!("Date: {}\n{head}\n{body}", date(now() - 600)).into_bytes()
@@ -182,6 +187,7 @@ fn a_retest_request_is_answered_and_passed_on_once() {
     assert_eq!(r.auto_submitted.as_deref(), Some("auto-replied"));
     let to_author = s.mail_of("author", 1);
     assert_eq!(to_author[0].message_id, r.message_id, "the thread's recipients are copied");
+    assert_eq!(s.mail_of("list", 1)[0].message_id, r.message_id, "the list the report went to is copied");
     let lkp = s.mail_of("lkp", 1);
     let req = text(&lkp[0]);
     for needle in ["alice@example.org", "1234567890abcdef1234567890abcdef12345678", "will-it-scale", "c1@example.org"] {

@@ -93,6 +93,11 @@ pub fn command_events(m: &Incoming, case: &CaseView, policy: &Policy, at: i64) -
     let unbelieved = policy.unbelieved(m);
     let mut out = Vec::new();
     let (counted, _) = counted(&m.classified.commands, policy.max_commands);
+    if let Some(why) = &m.withheld {
+        // The bot did not act on it: nothing it asks is done.
+        let lines: Vec<&str> = counted.iter().map(|c| c.line.as_str()).collect();
+        return vec![ev(EventKind::Discussion, Some(format!("not done: {} ({why})", lines.join("; "))))];
+    }
     for CommandLine { command, line } in counted {
         let Some(verb) = command.verb() else { continue };
         let arg = command.arg();
