@@ -18,13 +18,17 @@ use crate::text::{Needles, edit_distance, strip_signature};
 /// fewer.
 pub const MAX_COMMANDS: usize = 10;
 
-/// Who may run a command.
+/// Who may run a command. Under `[auth] dkim = "require"` all but
+/// `Anyone` need a sender whose mail is authenticated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Who {
     /// Anyone on the thread.
     Anyone,
+    /// Anyone whose mail is authenticated (a forged From must not
+    /// subscribe its victim).
+    Authenticated,
     /// The report's addressees (the robot mails the commit's author and
-    /// committer), the maintainers and the LKP team.
+    /// committer), the maintainers and the LKP team, authenticated.
     Deciders,
 }
 
@@ -220,7 +224,7 @@ pub const VERBS: &[Verb] = &[
         aliases: &[],
         arg: arg("filter", "[filter]", false),
         plain: None,
-        who: Who::Anyone,
+        who: Who::Authenticated,
         action: Action::Subscribe,
         help: "the weekly digest",
     },

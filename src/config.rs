@@ -80,9 +80,17 @@ pub struct BotConfig {
     pub maintainers: Vec<String>,
     /// Commands acted on per mail.
     pub max_commands: usize,
-    /// Replies to one sender, and in one case, per hour at most.
+    /// Replies to one sender, and in one case, per hour at most (under
+    /// `[auth] dkim = "require"`: to one sender whose mail is not
+    /// authenticated, and in one case to authenticated senders).
     pub replies_per_hour: u32,
     pub case_replies_per_hour: u32,
+    /// Under `require`: replies per hour to one authenticated sender, in
+    /// one case to unauthenticated senders, and to all unauthenticated
+    /// senders together.
+    pub authenticated_replies_per_hour: u32,
+    pub case_unauthenticated_replies_per_hour: u32,
+    pub unauthenticated_replies_per_hour: u32,
 }
 
 impl Default for BotConfig {
@@ -98,6 +106,9 @@ impl Default for BotConfig {
             max_commands: 10,
             replies_per_hour: 10,
             case_replies_per_hour: 20,
+            authenticated_replies_per_hour: 60,
+            case_unauthenticated_replies_per_hour: 10,
+            unauthenticated_replies_per_hour: 30,
         }
     }
 }

@@ -77,9 +77,10 @@ fn wait_until(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
 fn two_runs_on_one_store_send_each_mail_once() {
     let Some(s) = stack("") else { return };
     // More replies to one sender than the hourly budget has.
-    let text = std::fs::read_to_string(&s.cfg)
-        .unwrap()
-        .replace("stale_days = 0\n", "stale_days = 0\nreplies_per_hour = 100\n");
+    let text = std::fs::read_to_string(&s.cfg).unwrap().replace(
+        "stale_days = 0\n",
+        "stale_days = 0\nreplies_per_hour = 100\ncase_unauthenticated_replies_per_hour = 100\n",
+    );
     std::fs::write(&s.cfg, &text).unwrap();
     let list_cfg = s.dir.path().join("list.toml");
     let text = text.replace("user = \"bot\"", "user = \"list\"").replace(PASSWORD_ENV, LIST_PASSWORD_ENV);

@@ -8,6 +8,9 @@ mod answers;
 
 /// Who a mail is from: DKIM and ARC, signed with test keys, never real DNS.
 mod auth;
+/// Reply budgets, recipients and the loop breaker: what the bot will not
+/// answer, and how it says so.
+mod budgets;
 /// Golden tests: every fixture under `fixtures/classify/` against its
 /// expected JSON, with LF and CRLF line ends.
 mod classify;

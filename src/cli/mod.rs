@@ -190,6 +190,10 @@ pub fn settings(cfg: &Config) -> Settings {
         max_commands: cfg.bot.max_commands,
         replies_per_sender_hour: cfg.bot.replies_per_hour,
         replies_per_case_hour: cfg.bot.case_replies_per_hour,
+        authenticated_replies_per_sender_hour: cfg.bot.authenticated_replies_per_hour,
+        unauthenticated_replies_per_case_hour: cfg.bot.case_unauthenticated_replies_per_hour,
+        unauthenticated_replies_per_hour: cfg.bot.unauthenticated_replies_per_hour,
+        require_auth: cfg.auth.dkim == crate::config::DkimMode::Require,
         ..Policy::from_classify(&classify)
     };
     Settings { classify, policy, acting: None }

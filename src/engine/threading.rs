@@ -201,6 +201,7 @@ impl<'a, 't> Threader<'a, 't> {
             // Stored under this id (a synthesized one is derived from the
             // same bytes, but the row is what the cases point at).
             inc.auth = self.tx.message_auth(&id).await?;
+            inc.withheld = self.tx.withheld(&id).await?;
             inc.message_id = id;
             self.thread(&inc, fetched_at).await?;
         }
@@ -233,8 +234,11 @@ impl<'a, 't> Threader<'a, 't> {
         let metrics: HashMap<CaseId, String> =
             views.iter().filter_map(|v| Some((v.id, v.facts.metric.clone().or(v.facts.signature.clone())?))).collect();
         let (settled, cases) = self.apply(inc, own, decision, &unsettled, &metrics).await?;
-        if self.settings.acting.is_some() {
-            super::acting::act_on(self.tx, self.settings, inc, fetched_at, &cases, !unsettled.is_empty()).await?;
+        if self.settings.acting.is_some()
+            && super::acting::act_on(self.tx, self.settings, inc, fetched_at, &cases, !unsettled.is_empty()).await?
+        {
+            // Not acted on after all: threaded again, its events say so.
+            self.enqueue(id.clone());
         }
         Ok(settled)
     }

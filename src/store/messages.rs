@@ -157,6 +157,60 @@ impl Tx<'_> {
         super::rows::auth(&row, "auth", "auth_author", "auth_reason")
     }
 
+    /// Records why the bot did not act on a fresh command mail (a budget,
+    /// the loop breaker): decided once, read back when it is threaded
+    /// again.
+    pub async fn set_withheld(&mut self, id: &MessageId, why: &str) -> Result<(), StoreError> {
+        sqlx::query("UPDATE messages SET withheld = $2 WHERE message_id = $1")
+            .bind(id.as_str())
+            .bind(why)
+            .execute(&mut *self.tx)
+            .await
+            .map_err(err("record why a mail was not acted on"))?;
+        Ok(())
+    }
+
+    /// Why the bot did not act on a stored message, if it decided so.
+    pub async fn withheld(&mut self, id: &MessageId) -> Result<Option<String>, StoreError> {
+        let row = sqlx::query("SELECT withheld FROM messages WHERE message_id = $1")
+            .bind(id.as_str())
+            .fetch_optional(&mut *self.tx)
+            .await
+            .map_err(err("read why a mail was not acted on"))?;
+        row.map_or(Ok(None), |r| r.try_get(0).map_err(err("read why a mail was not acted on")))
+    }
+
+    /// The messages of `case` fetched since `since`, and those the bot
+    /// did not act on whenever they came: each one's id, sender (From),
+    /// when it was fetched, and why it was not acted on.
+    pub async fn case_posts(
+        &mut self,
+        case: CaseId,
+        since: i64,
+    ) -> Result<Vec<(MessageId, Option<String>, i64, Option<String>)>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT m.message_id, m.from_addr, m.fetched_at, m.withheld \
+             FROM case_messages cm JOIN messages m ON m.message_id = cm.message_id \
+             WHERE cm.case_id = $1 AND (m.fetched_at >= $2 OR m.withheld IS NOT NULL)",
+        )
+        .bind(case.0)
+        .bind(since)
+        .fetch_all(&mut *self.tx)
+        .await
+        .map_err(err("read a case's recent messages"))?;
+        let mut out = Vec::with_capacity(rows.len());
+        for r in &rows {
+            let id: String = r.try_get(0).map_err(err("read a case's recent messages"))?;
+            out.push((
+                rows::message_id(&id)?,
+                r.try_get(1).map_err(err("read a case's recent messages"))?,
+                r.try_get(2).map_err(err("read a case's recent messages"))?,
+                r.try_get(3).map_err(err("read a case's recent messages"))?,
+            ));
+        }
+        Ok(out)
+    }
+
     /// Marks a message settled: in no case, for ever. Its bytes and what
     /// its threading depended on go. Returns false when it was already.
     pub async fn settle(&mut self, id: &MessageId) -> Result<bool, StoreError> {

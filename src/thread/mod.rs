@@ -67,6 +67,10 @@ pub struct Incoming {
     /// How its sender was authenticated: set by the engine for the fresh
     /// mail the bot acts on (see `auth`), `none` for the rest.
     pub auth: Auth,
+    /// Why the bot did not act on its commands (a reply budget used up,
+    /// a loop), once it decided so: its commands are recorded as not
+    /// done.
+    pub withheld: Option<String>,
 }
 
 /// What the engine must look up for a message; empty for unrelated mail.
@@ -176,6 +180,7 @@ impl Incoming {
             prose_verdict,
             problems,
             auth: Auth::default(),
+            withheld: None,
         }
     }
 

@@ -203,6 +203,10 @@ pub struct Step {
     pub href: Option<String>,
     pub subject: String,
     pub from: String,
+    /// How the sender was authenticated (`dkim:<domain>`, `arc:<sealer>`,
+    /// `none`), and what was found.
+    pub auth: String,
+    pub auth_reason: String,
     pub message_id: String,
 }
 
@@ -355,6 +359,8 @@ pub fn case(c: &CaseRecord, others: &[CaseView], now: i64, archive: &str) -> Cas
                 href: e.message_id.as_ref().map(|id| id.link(archive)),
                 subject: m.map_or_else(|| "(message)".into(), |m| m.subject.clone()),
                 from: m.and_then(|m| m.from.clone()).unwrap_or_default(),
+                auth: m.map_or_else(String::new, |m| m.auth.label()),
+                auth_reason: m.map_or_else(String::new, |m| m.auth.reason.clone()),
                 message_id: e.message_id.as_ref().map_or(String::new(), |id| id.as_str().to_string()),
             }
         })
