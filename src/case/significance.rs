@@ -140,7 +140,8 @@ pub fn of_case_verdict(c: &CaseRecord) -> Option<Significance> {
 /// The significance of one column of a retest result: the fix `fix`
 /// measured on `metric`.
 pub fn of_column(retests: &[CaseRetest], message_id: &MessageId, fix: &str, metric: &str) -> Option<Significance> {
-    let r = retests.iter().find(|r| &r.message_id == message_id && r.metric == metric && same_fix(&r.fix_commit, fix))?;
+    let r =
+        retests.iter().find(|r| &r.message_id == message_id && r.metric == metric && same_fix(&r.fix_commit, fix))?;
     of_verdict(r.verdict?, &r.facts)
 }
 
