@@ -36,7 +36,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::{Notify, mpsc, oneshot, watch};
 
 use crate::config::{Config, SourceConfig, SourceKind};
-use crate::deliver::{Sender, Sent};
+use crate::deliver::{Mailer, Sent};
 use crate::engine::{Checkpoint, DigestPlan, Engine, Envelope, IngestStats, Messages, Opener};
 use crate::source::{SourceError, follow, imap, public_inbox};
 use crate::store::{Store, StoreError};
@@ -267,7 +267,7 @@ pub struct RunSettings {
     pub clock: Clock,
     /// What sends the outbox, and its own connection to the store (the
     /// engine keeps writing through its own).
-    pub sender: Option<(Sender, Store)>,
+    pub sender: Option<(Mailer, Store)>,
     /// When the weekly digest goes out (Monday is 0; the hour is UTC), and
     /// to whom.
     pub digest: Option<(u8, u8, DigestPlan)>,
@@ -453,7 +453,7 @@ async fn answer(engine: &mut Engine, job: Job) -> Result<(), StoreError> {
 /// is due; after the engine is `done`, one last pass of what is due, then
 /// it ends.
 async fn send_loop(
-    sender: Sender,
+    sender: Mailer,
     mut store: Store,
     queued: Arc<Notify>,
     mut done: watch::Receiver<bool>,
