@@ -36,7 +36,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::{Notify, mpsc, oneshot, watch};
 
 use crate::config::{Config, SourceConfig, SourceKind};
-use crate::deliver::{Sender, Sent};
+use crate::deliver::{Mailer, Sent};
 use crate::engine::{Checkpoint, DigestPlan, Engine, Envelope, IngestStats, Messages, Opener};
 use crate::source::{SourceError, follow, imap, public_inbox};
 use crate::store::{Store, StoreError};
@@ -267,7 +267,7 @@ pub struct RunSettings {
     pub clock: Clock,
     /// What sends the outbox, and its own connection to the store (the
     /// engine keeps writing through its own).
-    pub sender: Option<(Sender, Store)>,
+    pub sender: Option<(Mailer, Store)>,
     /// When the weekly digest goes out (Monday is 0; the hour is UTC), and
     /// to whom.
     pub digest: Option<(u8, u8, DigestPlan)>,
@@ -312,38 +312,14 @@ pub async fn run(
     shutdown: Shutdown,
 ) -> Result<(RunReport, Engine), StoreError> {
     let RunSettings { stale_days, remind_days, once, clock, sender, digest } = settings;
-    let me = crate::store::RunRecord {
-        owner: crate::deliver::process_name(clock),
-        host: crate::deliver::host_name(),
-        pid: i64::from(std::process::id()),
-        started_at: clock(),
-        seen_at: clock(),
-    };
-    for other in engine.store().register_run(&me, clock() - RUN_GONE).await? {
-        tracing::warn!(
-            pid = other.pid,
-            host = %other.host,
-            since = other.started_at,
-            "another lkpbot run is using this store: the two share the work, each mail sent by whichever claims it"
-        );
-    }
+    let me = announce(&mut engine, clock).await?;
     let mut digested: Option<String> = None;
     let mut tick = tokio::time::interval(TICK);
     let outbox = Arc::new(Notify::new());
     let (engine_done, done) = watch::channel(false);
     let sending = sender.map(|(s, store)| tokio::spawn(send_loop(s, store, outbox.clone(), done, clock, once)));
     let (tx, mut rx) = mpsc::channel::<Job>(4);
-    let handle = EngineHandle(tx);
-    let mut tasks = tokio::task::JoinSet::new();
-    for spec in sources {
-        let h = handle.clone();
-        let sd = shutdown.clone();
-        tasks.spawn(async move {
-            let name = spec.name.clone();
-            follow_source(spec, h, once, clock, sd).await.map_err(|error| SourceFailure { source: name, error })
-        });
-    }
-    drop(handle);
+    let mut tasks = spawn_sources(sources, EngineHandle(tx), once, clock, &shutdown);
     let mut report = RunReport::default();
     let mut stop = shutdown.clone();
     let mut last_sweep = Instant::now();
@@ -381,38 +357,7 @@ pub async fn run(
             }
             continue;
         }
-        // A store that fails fails the run: the source hears why, and
-        // the error ends the run.
-        match job {
-            Job::Checkpoint { source, reply } => match engine.store().checkpoint(&source).await {
-                Ok(c) => {
-                    let _ = reply.send(Ok(c));
-                }
-                Err(e) => {
-                    let _ = reply.send(Err(e.to_string()));
-                    return Err(e);
-                }
-            },
-            Job::Store { envelopes, reply } => match store_batch(&mut engine, envelopes).await {
-                Ok(()) => {
-                    let _ = reply.send(Ok(()));
-                }
-                Err(e) => {
-                    let _ = reply.send(Err(e.to_string()));
-                    return Err(e);
-                }
-            },
-            Job::Drain { open, what, total, reply } => match drain(&mut engine, open, what, total).await {
-                Ok(errors) => {
-                    let _ = reply.send(Ok(errors));
-                }
-                Err(e) => {
-                    let _ = reply.send(Err(e.to_string()));
-                    return Err(e);
-                }
-            },
-            Job::Synced { .. } => {}
-        }
+        answer(&mut engine, job).await?;
         add(&mut report.stats, &engine.finish().await?);
         outbox.notify_one();
     }
@@ -440,11 +385,75 @@ pub async fn run(
     Ok((report, engine))
 }
 
+/// Records this run in the store and warns of any other run using it
+/// (they share the work: each mail goes out through whichever claims it).
+async fn announce(engine: &mut Engine, clock: Clock) -> Result<crate::store::RunRecord, StoreError> {
+    let me = crate::store::RunRecord {
+        owner: crate::deliver::process_name(clock),
+        host: crate::deliver::host_name(),
+        pid: i64::from(std::process::id()),
+        started_at: clock(),
+        seen_at: clock(),
+    };
+    for other in engine.store().register_run(&me, clock() - RUN_GONE).await? {
+        tracing::warn!(
+            pid = other.pid,
+            host = %other.host,
+            since = other.started_at,
+            "another lkpbot run is using this store: the two share the work, each mail sent by whichever claims it"
+        );
+    }
+    Ok(me)
+}
+
+/// A task per source, each reaching the engine through its own clone of
+/// `handle`; the engine's channel closes when the last one ends.
+fn spawn_sources(
+    sources: Vec<SourceSpec>,
+    handle: EngineHandle,
+    once: bool,
+    clock: Clock,
+    shutdown: &Shutdown,
+) -> tokio::task::JoinSet<Result<(), SourceFailure>> {
+    let mut tasks = tokio::task::JoinSet::new();
+    for spec in sources {
+        let (h, sd) = (handle.clone(), shutdown.clone());
+        tasks.spawn(async move {
+            let name = spec.name.clone();
+            follow_source(spec, h, once, clock, sd).await.map_err(|error| SourceFailure { source: name, error })
+        });
+    }
+    tasks
+}
+
+/// Does what a source task asked and answers it. A store that fails
+/// fails the run: the source hears why, and the error ends the run.
+async fn answer(engine: &mut Engine, job: Job) -> Result<(), StoreError> {
+    fn reply<T>(to: oneshot::Sender<Result<T, String>>, r: Result<T, StoreError>) -> Result<(), StoreError> {
+        match r {
+            Ok(x) => {
+                let _ = to.send(Ok(x));
+                Ok(())
+            }
+            Err(e) => {
+                let _ = to.send(Err(e.to_string()));
+                Err(e)
+            }
+        }
+    }
+    match job {
+        Job::Checkpoint { source, reply: to } => reply(to, engine.store().checkpoint(&source).await),
+        Job::Store { envelopes, reply: to } => reply(to, store_batch(engine, envelopes).await),
+        Job::Drain { open, what, total, reply: to } => reply(to, drain(engine, open, what, total).await),
+        Job::Synced { .. } => Ok(()),
+    }
+}
+
 /// Sends the outbox whenever the engine has queued mail, and when a retry
 /// is due; after the engine is `done`, one last pass of what is due, then
 /// it ends.
 async fn send_loop(
-    sender: Sender,
+    sender: Mailer,
     mut store: Store,
     queued: Arc<Notify>,
     mut done: watch::Receiver<bool>,

@@ -300,7 +300,7 @@ fn once_per_week_and_recipient() {
         assert_eq!(e.queue_digests(&week, &plan, NOW).await.unwrap(), 0);
         // Sent, then the bot is killed and started again.
         let mut store = e.into_store();
-        let sender = lkpbot::deliver::Sender::to_dir(dir.path().join("out"), || NOW);
+        let sender = lkpbot::deliver::Mailer::to_dir(dir.path().join("out"), || NOW);
         assert_eq!(sender.send_due(&mut store).await.unwrap().sent, 2);
         drop(store);
         let mut e = Engine::new(Store::open(&path).await.unwrap(), lkpbot::cli::acting_settings(&cfg, || NOW));

@@ -9,7 +9,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{Duration, Instant};
 
-use lkpbot::deliver::Sender;
+use lkpbot::deliver::Mailer;
 use lkpbot::store::{MailState, NewMail, Store};
 
 use crate::replies::{PASSWORD_ENV, cases_exist, now, reply, report, stack, stack_with};
@@ -200,7 +200,7 @@ fn the_server_back_every_waiting_mail_goes_in_the_next_pass() {
     )
     .unwrap();
     block_on(async {
-        let sender = Sender::from_config(&cfg, Path::new("t.toml"), clock).unwrap();
+        let sender = Mailer::from_config(&cfg, Path::new("t.toml"), clock).unwrap();
         let mut store = Store::open(&dir.path().join("s.db")).await.unwrap();
         let mut tx = store.begin().await.unwrap();
         for n in 0..3 {

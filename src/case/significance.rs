@@ -25,8 +25,8 @@
 
 use serde::Serialize;
 
-use super::{CaseFacts, CaseKind, CaseRecord, CaseRetest};
-use crate::model::Verdict;
+use super::{CaseFacts, CaseKind, CaseRecord, CaseRetest, EventKind, in_time_order};
+use crate::model::{MessageId, Verdict};
 
 /// |change| must be at least this many times the noise to be clear.
 pub const CLEAR_FACTOR: f64 = 3.0;
@@ -117,18 +117,31 @@ pub fn of_verdict(verdict: Verdict, facts: &serde_json::Value) -> Option<Signifi
     }
 }
 
-/// The significance of a case's verdict: the latest retest column of
-/// the fix it judged.
-pub fn of_case_verdict(c: &CaseRecord) -> Option<Significance> {
-    let verdict = c.verdict?;
-    let fix = c.fix_commit.as_deref()?;
-    let judged = c.retests.iter().rev().find(|r| r.verdict == Some(verdict) && same_fix(&r.fix_commit, fix))?;
-    of_verdict(verdict, &judged.facts)
+/// The fix column a retest result's verdict comes from: its first column
+/// with a verdict, as threading reads the result.
+fn judged<'a>(retests: &'a [CaseRetest], message_id: &MessageId) -> Option<&'a CaseRetest> {
+    retests.iter().filter(|r| &r.message_id == message_id && r.verdict.is_some()).min_by_key(|r| r.idx)
 }
 
-/// The significance of the retest result `message_id` gave for `fix`.
-pub fn of_result(retests: &[CaseRetest], message_id: &crate::model::MessageId, fix: &str) -> Option<Significance> {
-    let r = retests.iter().find(|r| &r.message_id == message_id && same_fix(&r.fix_commit, fix))?;
+/// The significance of the verdict the retest result `message_id` gave
+/// the fix `fix` (a `retest-done` event's).
+pub fn of_result(retests: &[CaseRetest], message_id: &MessageId, fix: &str) -> Option<Significance> {
+    let r = judged(retests, message_id).filter(|r| same_fix(&r.fix_commit, fix))?;
+    of_verdict(r.verdict?, &r.facts)
+}
+
+/// The significance of a case's verdict: that of the last fix judged.
+pub fn of_case_verdict(c: &CaseRecord) -> Option<Significance> {
+    c.verdict?;
+    let last = in_time_order(&c.events).into_iter().rev().find(|e| e.kind == EventKind::RetestDone)?;
+    of_result(&c.retests, last.message_id.as_ref()?, last.fix_commit.as_deref()?)
+}
+
+/// The significance of one column of a retest result: the fix `fix`
+/// measured on `metric`.
+pub fn of_column(retests: &[CaseRetest], message_id: &MessageId, fix: &str, metric: &str) -> Option<Significance> {
+    let r =
+        retests.iter().find(|r| &r.message_id == message_id && r.metric == metric && same_fix(&r.fix_commit, fix))?;
     of_verdict(r.verdict?, &r.facts)
 }
 
@@ -207,6 +220,43 @@ mod tests {
         // No verdict, no numbers: nothing to say.
         assert_eq!(of_retest(&json!({"verdict": null})), None);
         assert_eq!(of_retest(&json!({"verdict": "recovered", "fix": {"value": 1}})), None);
+    }
+
+    /// A retest result with a table per test: the verdict (and its
+    /// significance) is its first column's, on the case and on its event
+    /// alike, whatever the later columns say.
+    #[test]
+    fn a_result_with_several_columns_is_judged_by_its_first() {
+        use crate::case::{CaseId, CaseState, CaseView, Event};
+        let id = MessageId::new("Zk702CrvXpE6P8fy@xsang-OptiPlex-9020").unwrap();
+        let column = |idx, base, bad, fix, v: &str| CaseRetest {
+            message_id: id.clone(),
+            idx,
+            fix_commit: "fd2296741e".into(),
+            metric: format!("will-it-scale.{idx}.per_process_ops"),
+            verdict: Some(Verdict::PartlyRecovered),
+            facts: retest((base, None), (bad, None), (fix, None), v),
+        };
+        let retests = vec![
+            // 91713 -> 79833, fix 87614: +9.7% from bad, -4.5% from base.
+            column(0, 91713.0, 79833.0, 87614.0, "partly-recovered"),
+            // 187483 -> 151162, fix 164714: +9.0% and -12.1%: both clear.
+            column(1, 187483.0, 151162.0, 164714.0, "partly-recovered"),
+        ];
+        assert_eq!(of_retest(&retests[1].facts), Some(Clear));
+        assert_eq!(of_result(&retests, &id, "fd2296741e2686ed6ecd05187e4"), Some(Marginal));
+        let facts = CaseFacts::new(CaseKind::PerfRegression, "t".into(), MessageId::new("r@x").unwrap(), 0);
+        let mut e = Event::new(10, EventKind::RetestDone, Some(id.clone()));
+        e.verdict = Some(Verdict::PartlyRecovered);
+        e.fix_commit = Some("fd2296741e2686ed6ecd05187e4".into());
+        let c = CaseRecord {
+            verdict: e.verdict,
+            fix_commit: e.fix_commit.clone(),
+            events: vec![e],
+            retests,
+            ..CaseRecord::bare(CaseView { id: CaseId(1), state: CaseState::RetestDone, facts }, 10)
+        };
+        assert_eq!(of_case_verdict(&c), Some(Marginal));
     }
 
     /// `fail:runs` rows: fail rates in percentage points.

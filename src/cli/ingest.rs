@@ -67,7 +67,7 @@ pub fn ingest(
         let mut store = engine.into_store();
         if let Some((cfg, path)) = &send {
             let sender =
-                crate::deliver::Sender::from_config(cfg, path, super::now).map_err(|e| Failure::usage(e.into()))?;
+                crate::deliver::Mailer::from_config(cfg, path, super::now).map_err(|e| Failure::usage(e.into()))?;
             let sent = sender.send_due(&mut store).await.context("cannot send the outbox").map_err(Failure::runtime)?;
             if sent.failed > 0 {
                 eprintln!("lkpbot: {} mails could not be sent yet; `lkpbot outbox` says why", sent.failed);

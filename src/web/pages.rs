@@ -321,7 +321,7 @@ fn points(c: &CaseRecord, ch: &chart::Chart, archive: &str) -> Vec<PointRow> {
                 },
                 change: p.change_pct().map_or(String::new(), |d| format!("{d:+.1}%")),
                 verdict: match (&p.verdict, &p.message_id, &p.commit) {
-                    (Some(v), Some(m), Some(x)) => match significance::of_result(&c.retests, m, x) {
+                    (Some(v), Some(m), Some(x)) => match significance::of_column(&c.retests, m, x, &ch.metric) {
                         Some(s) => format!("{v} ({})", s.as_str()),
                         None => v.clone(),
                     },
