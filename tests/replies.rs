@@ -4,7 +4,7 @@
 //! answers commands, and what it sent is read back over IMAP.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::thread::fixture_messages;
@@ -79,9 +79,9 @@ impl Stack {
         out
     }
 
-    pub(crate) fn spawn(&self) -> Child {
+    pub(crate) fn spawn(&self) -> crate::util::bot::Bot {
         let log = std::fs::File::create(self.dir.path().join("bot.log")).unwrap();
-        self.lkpbot(&["run"]).stdout(Stdio::null()).stderr(log).spawn().unwrap()
+        crate::util::bot::Bot::new(self.lkpbot(&["run"]).stdout(Stdio::null()).stderr(log).spawn().unwrap())
     }
 
     /// Waits until `user` has `n` messages, and returns them parsed.
