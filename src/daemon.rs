@@ -37,7 +37,7 @@ use tokio::sync::{Notify, mpsc, oneshot, watch};
 
 use crate::config::{Config, SourceConfig, SourceKind};
 use crate::deliver::{Mailer, Sent};
-use crate::engine::{Checkpoint, DigestPlan, Engine, Envelope, IngestStats, Messages, Opener};
+use crate::engine::{Checkpoint, DigestPlan, Engine, Envelope, Envelopes, IngestStats, Opener};
 use crate::source::{SourceError, follow, imap, public_inbox};
 use crate::store::{Store, StoreError};
 
@@ -510,7 +510,7 @@ async fn drain(
 /// engine's worker threads.
 async fn store_batch(engine: &mut Engine, envelopes: Vec<Envelope>) -> Result<(), StoreError> {
     let n = envelopes.len();
-    let open: Opener = Box::new(move || Ok(Box::new(envelopes.into_iter().map(Ok)) as Messages));
+    let open: Opener = Box::new(move || Ok(Box::new(envelopes.into_iter().map(Ok)) as Envelopes));
     engine.ingest(open, &mut |_| {}).await?;
     tracing::debug!(messages = n, "batch stored");
     Ok(())
@@ -623,7 +623,7 @@ async fn source_session(
                 (path.clone(), spec.name.clone(), matches!(spec.kind, SpecKind::Maildir { .. }));
             let fetched_at = clock();
             let open: Opener = Box::new(move || {
-                let it: Messages = if maildir {
+                let it: Envelopes = if maildir {
                     Box::new(follow::maildir_after(&path, &name, after.as_deref(), fetched_at)?)
                 } else {
                     let settle = (!once).then_some(fetched_at);
@@ -666,7 +666,7 @@ async fn source_session(
                         Envelope::from_raw(entry.raw, fetched_at, Some(checkpoint))
                     })
                 });
-                Ok(Box::new(read) as Messages)
+                Ok(Box::new(read) as Envelopes)
             });
             let errors = engine.drain(open, &spec.name, total).await?;
             pass_errors(&spec.name, &errors)?;

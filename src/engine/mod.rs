@@ -44,7 +44,7 @@ use crate::store::{StaleSweep, Store, StoreError};
 use crate::thread::keys;
 pub use acting::DigestPlan;
 use pipeline::{Chunk, Item};
-pub use pipeline::{Messages, Opener, Progress, prepare};
+pub use pipeline::{Envelopes, Opener, Progress, prepare};
 
 /// At most this many messages per transaction.
 pub const BATCH_MESSAGES: usize = 1024;
@@ -450,6 +450,6 @@ pub fn file_source(path: PathBuf, fetched_at: i64) -> Opener {
     Box::new(move || {
         let messages = crate::source::open(&path)?;
         let envelopes = messages.map(move |r| r.map(|raw| Envelope::from_raw(raw, fetched_at, None)));
-        Ok(Box::new(envelopes) as Messages)
+        Ok(Box::new(envelopes) as Envelopes)
     })
 }

@@ -17,9 +17,10 @@ use crate::source::{Checkpoint, Envelope, SourceError};
 use crate::store::rows::{MAX_SUBJECT, MessageRow};
 use crate::thread::Incoming;
 
-/// A source of messages: opened on the reader thread, then drained.
-pub type Messages = Box<dyn Iterator<Item = Result<Envelope, SourceError>>>;
-pub type Opener = Box<dyn FnOnce() -> Result<Messages, SourceError> + Send>;
+/// A source's messages as envelopes (raw bytes, when fetched, the
+/// checkpoint they advance): opened on the reader thread, then drained.
+pub type Envelopes = Box<dyn Iterator<Item = Result<Envelope, SourceError>>>;
+pub type Opener = Box<dyn FnOnce() -> Result<Envelopes, SourceError> + Send>;
 
 /// How far a run has come, for progress bars.
 #[derive(Clone, Copy, Debug, Default)]
@@ -279,7 +280,7 @@ mod tests {
                     Ok(Envelope::new(raw.into_bytes(), 1))
                 })
                 .collect();
-            Ok(Box::new(msgs.into_iter()) as Messages)
+            Ok(Box::new(msgs.into_iter()) as Envelopes)
         })
     }
 
