@@ -102,6 +102,7 @@ const TABLES: &[&str] = &[
     "outbox",
     "retest_requests",
     "subscriptions",
+    "message_keys",
 ];
 
 /// The write side: one connection, one transaction at a time.
