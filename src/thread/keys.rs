@@ -5,27 +5,9 @@
 use crate::case::CaseFacts;
 pub use crate::case::{commit_prefix, same_commit};
 use crate::classify::fix::lore_message_id;
-use crate::classify::subject::{self, strip_reply_prefixes};
+use crate::classify::subject;
+pub use crate::classify::subject::strip_tags;
 use crate::model::MessageId;
-
-/// Drops every leading reply prefix (`Re:`, `Fwd:`, `[LKP]`,
-/// `[lkp-robot]`) and bracketed tag (`[linus:master]`, `[mm]`,
-/// `[PATCH v5 2/3]`, list tags), however they are interleaved.
-pub fn strip_tags(subject: &str) -> &str {
-    let mut s = strip_reply_prefixes(subject);
-    loop {
-        let before = s.len();
-        if let Some(rest) = s.strip_prefix('[')
-            && let Some(end) = rest.find(']')
-        {
-            s = rest[end + 1..].trim_start();
-        }
-        s = strip_reply_prefixes(s);
-        if s.len() == before {
-            return s;
-        }
-    }
-}
 
 /// The key of the subject rung: the robot subject without prefixes and
 /// tags, lower-cased, whitespace collapsed
