@@ -297,11 +297,18 @@ impl Engine {
             };
             // Ordinary list traffic: unrelated, and every ancestor settled
             // (so it can never join a case): one small row, settled too.
-            if inc.kind() == Kind::Unrelated && inc.ancestors.iter().all(|a| status.get(a) == Some(&true)) {
+            // (A pull request too: it only offers the titles it carries.)
+            if inc.kind() == Kind::Unrelated
+                && !inc.has_lifecycle()
+                && inc.ancestors.iter().all(|a| status.get(a) == Some(&true))
+            {
                 row.settled = true;
                 if th.tx.may_have_dependents(&keys::dep_message(&message_id)) {
                     plain.arrived.push(message_id.clone());
                 }
+                plain
+                    .offered
+                    .extend(crate::thread::lifecycle::offered(&inc).into_iter().map(|k| (k, message_id.clone())));
                 plain.rows.push(row);
                 status.insert(message_id, true);
                 continue;
@@ -377,6 +384,8 @@ struct Plain {
     rows: Vec<crate::store::rows::MessageRow>,
     /// Those some stored message may be waiting for.
     arrived: Vec<MessageId>,
+    /// The keys they offer (a pull request's titles).
+    offered: Vec<(String, MessageId)>,
 }
 
 impl Plain {
@@ -386,6 +395,11 @@ impl Plain {
             return Ok(());
         }
         th.tx.insert_messages(std::mem::take(&mut self.rows)).await?;
+        let offered = std::mem::take(&mut self.offered);
+        if !offered.is_empty() {
+            th.tx.insert_keys(&offered).await?;
+            th.offered(&offered).await?;
+        }
         let arrived = std::mem::take(&mut self.arrived);
         if !arrived.is_empty() {
             th.arrived(&arrived).await?;

@@ -107,6 +107,16 @@ impl Tx<'_> {
         self.case_views_where("c.commit_prefix", "", &refs, "find cases by commit").await
     }
 
+    /// Cases whose culprit's subject is one of `subjects`, exactly.
+    pub async fn cases_by_commit_subject(&mut self, subjects: &[&str]) -> Result<Vec<CaseView>, StoreError> {
+        self.case_views_where("c.commit_subject", "", subjects, "find cases by culprit subject").await
+    }
+
+    /// Cases whose patch key (`thread::keys::patch_key`) is one of `keys`.
+    pub async fn cases_by_patch_key(&mut self, keys: &[&str]) -> Result<Vec<CaseView>, StoreError> {
+        self.case_views_where("c.patch_key", "", keys, "find cases by patch").await
+    }
+
     /// The case a report opened, if it did.
     pub async fn case_opened_by(&mut self, report: &MessageId) -> Result<Option<CaseView>, StoreError> {
         Ok(self.case_views_where("c.report_message_id", "", &[report.as_str()], "read cases").await?.pop())

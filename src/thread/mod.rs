@@ -13,6 +13,7 @@
 
 pub mod keys;
 pub mod ladder;
+pub mod lifecycle;
 
 use crate::case::{CaseFacts, CaseId, CaseView, Event, Strategy};
 use crate::classify::{Classified, Kind};
@@ -67,6 +68,9 @@ pub struct Incoming {
     /// How its sender was authenticated: set by the engine for the fresh
     /// mail the bot acts on (see `auth`), `none` for the rest.
     pub auth: Auth,
+    /// A patch mail numbered v2 or above: its patch key and version (it
+    /// may supersede a report on an earlier version).
+    pub new_version: Option<(String, u32)>,
 }
 
 /// What the engine must look up for a message; empty for unrelated mail.
@@ -90,6 +94,17 @@ pub struct Candidates {
     pub by_subject: Vec<CaseView>,
     /// Cases whose commit shares a seven-digit prefix with one the message names.
     pub by_commit: Vec<CaseView>,
+    /// The fix patches a lifecycle signal reaches, with their cases
+    /// (see [`lifecycle`]), and the views of those cases.
+    pub fixes: Vec<lifecycle::FixPatch>,
+    pub by_fix: Vec<CaseView>,
+    /// A revert's: cases whose culprit has its subject or commit.
+    pub by_culprit: Vec<CaseView>,
+    /// A later version of a patch's: cases with its patch key.
+    pub by_patch: Vec<CaseView>,
+    /// The store keys these lifecycle lookups read: the message is
+    /// threaded again when one changes.
+    pub deps: Vec<String>,
 }
 
 /// A message joining one case, with what it does there.
@@ -176,6 +191,7 @@ impl Incoming {
             prose_verdict,
             problems,
             auth: Auth::default(),
+            new_version: lifecycle::new_version(&mail.subject),
         }
     }
 
