@@ -81,8 +81,9 @@ pub struct PatchTag {
 
 pub fn patch_tag(subject: &str) -> Option<PatchTag> {
     static TAG: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"(?i)\[([^\]]*\bPATCH\b[^\]]*)\]").expect("static regex"));
-    static VERSION: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)^v(\d{1,3})$").expect("static regex"));
+        LazyLock::new(|| Regex::new(r"(?i)\[([^\]]*\bPATCH(?:v\d+)?\b[^\]]*)\]").expect("static regex"));
+    static VERSION: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"(?i)^(?:patch)?v(\d{1,3})$").expect("static regex"));
     static PLACE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^(\d{1,4})/(\d{1,4})$").expect("static regex"));
     let inner = TAG.captures(subject)?.get(1)?.as_str();
     let mut tag = PatchTag { version: 1, ..PatchTag::default() };
@@ -305,6 +306,7 @@ mod tests {
         assert_eq!(t("[RFC PATCH net-next v2] mm: x"), PatchTag { version: 2, number: None, total: None });
         assert_eq!(t("[PATCH] mm: x"), PatchTag { version: 1, number: None, total: None });
         assert_eq!(t("[PATCH V4 06/10] seqlock: x").version, 4);
+        assert_eq!(t("[PATCHv5 6/7] block: x"), PatchTag { version: 5, number: Some(6), total: Some(7) });
         assert_eq!(patch_tag("Re: mm: x"), None);
         assert_eq!(new_version("[PATCH v2 1/3] mm: manage the memory").map(|(_, v)| v), Some(2));
         assert_eq!(new_version("[PATCH v2 0/3] mm: manage the memory"), None);

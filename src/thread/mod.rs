@@ -163,6 +163,9 @@ impl Incoming {
             for r in &classified.retests {
                 commits.extend(r.bad.sha.as_ref().map(|s| s.to_string()).or_else(|| Some(r.bad.short.clone())));
             }
+            // A patch's `Link:` to itself (b4 adds one) names the cases it
+            // is in already: a membership that would hold itself up.
+            links.retain(|l| *l != mail.message_id);
             commits.retain(|c| keys::commit_prefix(c).is_some());
             commits.dedup();
             subject_key = keys::subject_key(&mail.subject);
