@@ -24,6 +24,15 @@
 //! With `--archive FILE` nothing is generated: the rounds run over that
 //! mbox (the whole cgroups list of `../shared/corpus/bulk/`, unpacked, is
 //! the real-traffic check).
+//!
+//! `--million CGROUPS.mbox OUT.mbox [ROUNDS]` builds the million-message
+//! archive of real mail (the cgroups list 28 times, each copy's
+//! Message-IDs, In-Reply-To and References given a suffix of its own so
+//! its threads stay whole, then one unchanged copy of the list and of
+//! every message of the corpus, so cross-posted duplicates occur) unless
+//! OUT.mbox exists, then runs the rounds over it (one by default: a
+//! round takes minutes). `bench_web OUT.db` then serves the store the
+//! last round leaves beside OUT.mbox.
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -47,7 +56,23 @@ fn main() {
         return;
     }
     let dir = tempfile::tempdir().expect("temp dir");
-    let mbox = if args.get(1).map(String::as_str) == Some("--archive") {
+    let mut rounds = ROUNDS;
+    let mut keep_store: Option<PathBuf> = None;
+    let mbox = if args.get(1).map(String::as_str) == Some("--million") {
+        let cgroups = PathBuf::from(args.get(2).expect("--million CGROUPS.mbox OUT.mbox"));
+        let out = PathBuf::from(args.get(3).expect("--million CGROUPS.mbox OUT.mbox"));
+        rounds = args.get(4).and_then(|r| r.parse().ok()).unwrap_or(1);
+        if !out.exists() {
+            let t = Instant::now();
+            let corpus = [DEFAULT_CORPUS, "../shared/corpus/lkp-lifecycle.mbox"];
+            let written = build_million(&cgroups, &corpus, &out);
+            println!("archive: {written} messages built in {:.1}s", t.elapsed().as_secs_f64());
+        }
+        let size = std::fs::metadata(&out).map(|m| m.len()).expect("the archive is readable");
+        println!("archive: {} ({:.1} GiB)", out.display(), size as f64 / (1u64 << 30) as f64);
+        keep_store = Some(out.with_extension("db"));
+        out
+    } else if args.get(1).map(String::as_str) == Some("--archive") {
         let mbox = PathBuf::from(args.get(2).expect("--archive FILE"));
         let size = std::fs::metadata(&mbox).map(|m| m.len()).expect("the archive is readable");
         println!("archive: {} ({:.1} MiB, as it is)", mbox.display(), size as f64 / (1 << 20) as f64);
@@ -80,7 +105,7 @@ fn main() {
     let mut hwm_max = 0.0f64;
     let mut n = 0u64;
     let mut report = String::new();
-    for round in 1..=ROUNDS {
+    for round in 1..=rounds {
         // (a) bare: mbox split + mail-parser, every message.
         let t = Instant::now();
         n = 0;
@@ -103,7 +128,15 @@ fn main() {
         prep_best = prep_best.min(prep);
 
         // (b) full ingest into a fresh store, in a child process.
-        let db = dir.path().join(format!("lkpbot-{round}.db"));
+        let db = match &keep_store {
+            Some(db) => {
+                for suffix in ["", "-wal", "-shm", "-lock"] {
+                    let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
+                }
+                db.clone()
+            }
+            None => dir.path().join(format!("lkpbot-{round}.db")),
+        };
         let out = std::process::Command::new(std::env::current_exe().expect("own path"))
             .args(["--child-ingest", &mbox.to_string_lossy(), &db.to_string_lossy()])
             .output()
@@ -122,18 +155,18 @@ fn main() {
             .filter_map(|s| std::fs::metadata(format!("{}{s}", db.display())).ok())
             .map(|m| m.len())
             .sum();
-        if round == ROUNDS {
+        if round == rounds {
             println!("store: {:.1} MiB", db_size as f64 / (1 << 20) as f64);
         }
     }
     let rate = |secs: f64| n as f64 / secs;
     print!("{}", report.lines().filter(|l| l.starts_with("  ")).map(|l| format!("{l}\n")).collect::<String>());
-    println!("bare split+parse (best of {ROUNDS}): {n} messages in {bare_best:.2}s = {:.0} msgs/s", rate(bare_best));
+    println!("bare split+parse (best of {rounds}): {n} messages in {bare_best:.2}s = {:.0} msgs/s", rate(bare_best));
     println!(
-        "split+parse+classify, one thread, no store (best of {ROUNDS}): {prep_best:.2}s = {:.0} msgs/s",
+        "split+parse+classify, one thread, no store (best of {rounds}): {prep_best:.2}s = {:.0} msgs/s",
         rate(prep_best)
     );
-    println!("full ingest (best of {ROUNDS}): {n} messages in {ingest_best:.2}s = {:.0} msgs/s", rate(ingest_best));
+    println!("full ingest (best of {rounds}): {n} messages in {ingest_best:.2}s = {:.0} msgs/s", rate(ingest_best));
     println!("ratio ingest/bare: {:.2} (target >= 0.5)", bare_best / ingest_best);
     println!("peak RSS of ingest: {:.1} MiB (target < 64 MiB)", hwm_max / 1024.0);
 }
@@ -314,12 +347,82 @@ fn synthetic(r: &mut Rng, id: usize, thread: &[usize], subject: &str, day: usize
 }
 
 fn escape_from(body: &str, out: &mut impl Write) -> std::io::Result<()> {
-    for line in body.split_inclusive('\n') {
-        let gts = line.bytes().take_while(|&b| b == b'>').count();
-        if line[gts..].starts_with("From ") {
+    escape_from_bytes(body.as_bytes(), out)
+}
+
+/// How many suffixed copies of the list the million archive holds.
+const COPIES: usize = 28;
+
+/// Writes the million archive (see the module doc); returns how many
+/// messages it holds.
+fn build_million(list: &Path, corpus: &[&str], out: &Path) -> usize {
+    let mut w = BufWriter::with_capacity(1 << 20, std::fs::File::create(out).expect("create archive"));
+    let mut written = 0;
+    let mut put = |bytes: &[u8]| {
+        writeln!(w, "From mboxrd@z Thu Jan  1 00:00:00 1970").expect("write");
+        escape_from_bytes(bytes, &mut w).expect("write");
+        if !bytes.ends_with(b"\n") {
+            writeln!(w).expect("write");
+        }
+        writeln!(w).expect("write");
+        written += 1;
+    };
+    for copy in 1..=COPIES {
+        for raw in lkpbot::source::open(list).expect("open the list") {
+            put(&suffix_ids(&raw.expect("read the list").bytes, &format!(".c{copy}")));
+        }
+    }
+    for path in std::iter::once(list).chain(corpus.iter().map(Path::new)) {
+        match lkpbot::source::open(path) {
+            Ok(msgs) => msgs.filter_map(Result::ok).for_each(|m| put(&m.bytes)),
+            Err(e) => eprintln!("skipping {}: {e}", path.display()),
+        }
+    }
+    w.flush().expect("write");
+    written
+}
+
+/// `raw` with `suffix` added to every id (before its `>`) of its
+/// Message-ID, In-Reply-To and References headers (folded lines
+/// included); the body is left as it is.
+fn suffix_ids(raw: &[u8], suffix: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(raw.len() + 64);
+    let mut in_ids = false;
+    let mut rest = raw;
+    while !rest.is_empty() {
+        let end = rest.iter().position(|&b| b == b'\n').map_or(rest.len(), |i| i + 1);
+        let (line, tail) = rest.split_at(end);
+        rest = tail;
+        if line == b"\n" || line == b"\r\n" {
+            out.extend_from_slice(line);
+            out.extend_from_slice(rest);
+            break;
+        }
+        if !line.starts_with(b" ") && !line.starts_with(b"\t") {
+            let name = line.split(|&b| b == b':').next().unwrap_or(b"").to_ascii_lowercase();
+            in_ids = matches!(name.as_slice(), b"message-id" | b"in-reply-to" | b"references");
+        }
+        if in_ids {
+            for &b in line {
+                if b == b'>' {
+                    out.extend_from_slice(suffix.as_bytes());
+                }
+                out.push(b);
+            }
+        } else {
+            out.extend_from_slice(line);
+        }
+    }
+    out
+}
+
+fn escape_from_bytes(body: &[u8], out: &mut impl Write) -> std::io::Result<()> {
+    for line in body.split_inclusive(|&b| b == b'\n') {
+        let gts = line.iter().take_while(|&&b| b == b'>').count();
+        if line[gts..].starts_with(b"From ") {
             out.write_all(b">")?;
         }
-        out.write_all(line.as_bytes())?;
+        out.write_all(line)?;
     }
     Ok(())
 }

@@ -16,7 +16,11 @@
 //! ```sh
 //! cargo run --release --example bench_web                        # the corpus
 //! cargo run --release --example bench_web -- /tmp/cgroups.mbox   # and a whole real list besides
+//! cargo run --release --example bench_web -- --store /tmp/million.db   # a store as it is (bench_ingest --million)
 //! ```
+//!
+//! Besides every case in turn, the largest case (the most messages) is
+//! asked on its own: the page that costs most.
 //!
 //! Requests are bounded (`BENCH_REQUESTS` per client and route, default
 //! 250) and go to 127.0.0.1 only.
@@ -38,45 +42,55 @@ const NOW: i64 = 1_800_000_000;
 const CORPUS: &str = "../shared/corpus/lkp-threads.mbox";
 
 fn main() {
-    let mut paths: Vec<PathBuf> = vec![PathBuf::from(CORPUS)];
-    paths.extend(std::env::args().skip(1).map(PathBuf::from));
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let given = (args.first().map(String::as_str) == Some("--store")).then(|| PathBuf::from(&args[1]));
+    let mut paths: Vec<PathBuf> = Vec::new();
+    if given.is_none() {
+        paths.push(PathBuf::from(CORPUS));
+        paths.extend(args.iter().map(PathBuf::from));
+    }
     let per_client: usize = std::env::var("BENCH_REQUESTS").ok().and_then(|v| v.parse().ok()).unwrap_or(250);
     let dir = tempfile::tempdir().expect("temp dir");
-    let db = dir.path().join("lkpbot.db");
+    let db = given.clone().unwrap_or_else(|| dir.path().join("lkpbot.db"));
 
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
-    let (ids, addr) = rt.block_on(async {
+    let (ids, largest, addr) = rt.block_on(async {
         let started = Instant::now();
-        let mut engine =
-            Engine::new(Store::open(&db).await.expect("store"), Settings::with_classify(ClassifyConfig::default()));
-        for p in &paths {
-            let errors = engine.ingest_path(p, NOW, &mut |_| {}).await.expect("ingest");
-            assert!(errors.is_empty(), "{}: {errors:?}", p.display());
+        if given.is_none() {
+            let store = Store::open(&db).await.expect("store");
+            let mut engine = Engine::new(store, Settings::with_classify(ClassifyConfig::default()));
+            for p in &paths {
+                let errors = engine.ingest_path(p, NOW, &mut |_| {}).await.expect("ingest");
+                assert!(errors.is_empty(), "{}: {errors:?}", p.display());
+            }
+            engine.finish().await.expect("finish");
+            engine.sweep_stale(NOW, 30).await.expect("stale");
+            engine.into_store().close().await.expect("close");
         }
-        engine.finish().await.expect("finish");
-        engine.sweep_stale(NOW, 30).await.expect("stale");
-        engine.into_store().close().await.expect("close");
         let reader = Reader::open(&db).await.expect("reader");
-        let all = reader.cases(CaseFilter::All, false).await.expect("cases");
+        let all = reader.cases(CaseFilter::All, true).await.expect("cases");
         let open = reader.cases(CaseFilter::Open, false).await.expect("cases").len();
-        println!(
-            "store: {} cases ({open} open) from {} in {:.1} s",
-            all.len(),
-            paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "),
-            started.elapsed().as_secs_f64()
-        );
+        let from = if paths.is_empty() {
+            db.display().to_string()
+        } else {
+            paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+        };
+        println!("store: {} cases ({open} open) from {from} in {:.1} s", all.len(), started.elapsed().as_secs_f64());
         let ids: Vec<i64> = all.iter().map(|c| c.view.id.0).collect();
+        let big = all.iter().max_by_key(|c| c.messages.len()).expect("a case");
+        println!("largest case: {} ({} messages, {} events)", big.view.id.0, big.messages.len(), big.events.len());
+        let largest = big.view.id.0;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("address");
         let app = lkpbot::web::App::new(reader, || NOW, "https://lore.kernel.org/r/");
         tokio::spawn(lkpbot::web::serve(listener, lkpbot::web::router(app), std::future::pending()));
-        (ids, addr)
+        (ids, largest, addr)
     });
 
     // The clients run on a thread and runtime of their own.
     let client = std::thread::spawn(move || {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
-        rt.block_on(drive(addr, ids, per_client))
+        rt.block_on(drive(addr, ids, largest, per_client))
     });
     client.join().expect("clients");
     rt.block_on(cold(&db));
@@ -110,7 +124,7 @@ async fn cold(db: &std::path::Path) {
     }
 }
 
-async fn drive(addr: SocketAddr, ids: Vec<i64>, per_client: usize) {
+async fn drive(addr: SocketAddr, ids: Vec<i64>, largest: i64, per_client: usize) {
     type Route = (&'static str, Box<dyn Fn(usize) -> String>);
     let n = ids.len();
     let case_ids = ids.clone();
@@ -119,6 +133,7 @@ async fn drive(addr: SocketAddr, ids: Vec<i64>, per_client: usize) {
         ("/healthz (baseline)", Box::new(|_| "/healthz".into())),
         ("/cases/{id}", Box::new(move |i| format!("/cases/{}", case_ids[i % n]))),
         ("/api/cases/{id}", Box::new(move |i| format!("/api/cases/{}", api_ids[i % n]))),
+        ("/cases/{largest}", Box::new(move |_| format!("/cases/{largest}"))),
         ("/ (open cases)", Box::new(|_| "/".into())),
         ("/api/cases (open)", Box::new(|_| "/api/cases".into())),
     ];

@@ -1,4 +1,4 @@
--- 0008: what happens to a case outside its thread (the lifecycle): the
+-- 0009: what happens to a case outside its thread (the lifecycle): the
 -- fix applied, committed or merged into a tree, the culprit reverted, the
 -- reported patch superseded by a later version.
 

@@ -18,13 +18,17 @@ use crate::text::{Needles, edit_distance, strip_signature};
 /// fewer.
 pub const MAX_COMMANDS: usize = 10;
 
-/// Who may run a command.
+/// Who may run a command. Under `[auth] dkim = "require"` all but
+/// `Anyone` need a sender whose mail is authenticated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Who {
     /// Anyone on the thread.
     Anyone,
+    /// Anyone whose mail is authenticated (a forged From must not
+    /// subscribe its victim).
+    Authenticated,
     /// The report's addressees (the robot mails the commit's author and
-    /// committer), the maintainers and the LKP team.
+    /// committer), the maintainers and the LKP team, authenticated.
     Deciders,
 }
 
@@ -220,7 +224,7 @@ pub const VERBS: &[Verb] = &[
         aliases: &[],
         arg: arg("filter", "[filter]", false),
         plain: None,
-        who: Who::Anyone,
+        who: Who::Authenticated,
         action: Action::Subscribe,
         help: "the weekly digest",
     },
@@ -349,12 +353,38 @@ pub struct CommandLine {
 
 static LKP: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?i)^#lkp(?:\s+(\S+))?(?:\s+(.*?))?\s*$").expect("static regex"));
-static PLEASE_RETEST: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?i)^(?:[\w .-]{1,40},\s*)?please\s+re-?test\s*[.!]?\s*$").expect("static regex"));
-static PLEASE_TEST_PATCH: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)^(?:[\w .-]{1,40},\s*)?please\s+test\s+(?:this|the\s+(?:attached|following|below))\s+patch\b")
-        .expect("static regex")
+/// "please retest" and "please test this patch", each alone on its line
+/// or after a short address ("Oliver, please retest"): see [`Please`].
+static PLEASE_RETEST: LazyLock<Please> =
+    LazyLock::new(|| Please(Regex::new(r"(?i)^please\s+re-?test\s*[.!]?\s*$").expect("static regex")));
+static PLEASE_TEST_PATCH: LazyLock<Please> = LazyLock::new(|| {
+    Please(
+        Regex::new(r"(?i)^please\s+test\s+(?:this|the\s+(?:attached|following|below))\s+patch\b")
+            .expect("static regex"),
+    )
 });
+/// What may address the bot before the comma: word characters, spaces,
+/// dots and dashes (at most [`ADDRESS_CHARS`] of them).
+static ADDRESS: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^[\w .-]+$").expect("static regex"));
+const ADDRESS_CHARS: usize = 40;
+
+/// A pattern that matches at the start of a line, or after a short
+/// address and a comma: `^(?:[\w .-]{1,40},\s*)?PATTERN`. The address is
+/// checked in code, not in the pattern: forty repetitions of Unicode `\w`
+/// compile to an automaton whose search cache costs megabytes on every
+/// thread that classifies.
+struct Please(Regex);
+
+impl Please {
+    fn is_match(&self, line: &str) -> bool {
+        if self.0.is_match(line) {
+            return true;
+        }
+        // The address cannot hold a comma: only the first one can end it.
+        let Some((head, rest)) = line.split_once(',') else { return false };
+        head.chars().count() <= ADDRESS_CHARS && ADDRESS.is_match(head) && self.0.is_match(rest.trim_start())
+    }
+}
 
 fn given(s: Option<&str>) -> Option<String> {
     s.map(str::trim).filter(|s| !s.is_empty()).map(str::to_string)
@@ -512,6 +542,13 @@ mod tests {
     fn plain_english_forms() {
         assert_eq!(cmds("Please retest.\n"), vec![c("retest", None)]);
         assert_eq!(cmds("Oliver, please retest\n"), vec![c("retest", None)]);
+        assert_eq!(cmds("Oliver Sang-2, please  re-test.\n"), vec![c("retest", None)]);
+        assert_eq!(cmds("Dr. Zoë, please test this patch\n"), vec![c("test", None)]);
+        // The address is short, has no comma of its own, and is not empty.
+        assert!(cmds("Hi, Oliver, please retest\n").is_empty());
+        assert!(cmds(", please retest\n").is_empty());
+        assert!(cmds("Someone whose name runs past forty characters, please retest\n").is_empty());
+        assert!(cmds("Oliver: see below, please retest\n").is_empty());
         assert_eq!(cmds("Please test this patch on top of next:\n"), vec![c("test", None)]);
         assert!(cmds("Could you please retest with the fix applied to your tree and the config?\n").is_empty());
     }

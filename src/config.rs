@@ -80,9 +80,17 @@ pub struct BotConfig {
     pub maintainers: Vec<String>,
     /// Commands acted on per mail.
     pub max_commands: usize,
-    /// Replies to one sender, and in one case, per hour at most.
+    /// Replies to one sender, and in one case, per hour at most (under
+    /// `[auth] dkim = "require"`: to one sender whose mail is not
+    /// authenticated, and in one case to authenticated senders).
     pub replies_per_hour: u32,
     pub case_replies_per_hour: u32,
+    /// Under `require`: replies per hour to one authenticated sender, in
+    /// one case to unauthenticated senders, and to all unauthenticated
+    /// senders together.
+    pub authenticated_replies_per_hour: u32,
+    pub case_unauthenticated_replies_per_hour: u32,
+    pub unauthenticated_replies_per_hour: u32,
 }
 
 impl Default for BotConfig {
@@ -98,6 +106,9 @@ impl Default for BotConfig {
             max_commands: 10,
             replies_per_hour: 10,
             case_replies_per_hour: 20,
+            authenticated_replies_per_hour: 60,
+            case_unauthenticated_replies_per_hour: 10,
+            unauthenticated_replies_per_hour: 30,
         }
     }
 }
@@ -109,6 +120,9 @@ pub enum SourceKind {
     Imap,
     Maildir,
     Mbox,
+    /// A public-inbox v2 inbox (a lore mirror): `path` is its directory.
+    #[serde(rename = "public-inbox")]
+    PublicInbox,
 }
 
 /// How a connection is encrypted.
@@ -143,7 +157,7 @@ pub struct SourceConfig {
     /// A PEM file of certificate authorities to trust besides the
     /// built-in roots (a private server's own CA).
     pub ca_file: Option<PathBuf>,
-    // maildir | mbox
+    // maildir | mbox | public-inbox
     pub path: Option<PathBuf>,
     // all
     /// How often to look for new mail; with IMAP IDLE, the safety net.
@@ -333,6 +347,18 @@ impl Default for AuthConfig {
 }
 
 impl AuthConfig {
+    /// The keys of `[auth]` that can be wrong: nameservers that are not
+    /// addresses, a zero timeout.
+    fn check(&self) -> Result<(), (String, &'static str)> {
+        if let Some(i) = self.nameservers.iter().position(|ns| nameserver(ns).is_none()) {
+            return Err((format!("nameservers[{i}]"), "an IP address, or IP:PORT"));
+        }
+        if self.timeout_seconds == 0 {
+            return Err(("timeout_seconds".into(), "must be at least 1"));
+        }
+        Ok(())
+    }
+
     /// The pinned key records' text (empty without `keys_file`).
     pub fn keys(&self, config_path: &Path) -> Result<String, ConfigError> {
         if self.keys_file.as_os_str().is_empty() {
@@ -400,113 +426,107 @@ impl Config {
     /// Checks what the types cannot: which keys go with which kind, no
     /// inline secrets, no plain text off loopback, sane numbers.
     pub fn validate(&self, path: &Path) -> Result<(), ConfigError> {
-        let bad = |key: String, message: &str| ConfigError::Key {
+        let bad = |(key, message): (String, &str)| ConfigError::Key {
             path: path.to_path_buf(),
             key,
             message: message.to_string(),
         };
-        if self.bot.fresh_hours < 0 {
-            return Err(bad("bot.fresh_hours".into(), "must not be negative"));
-        }
-        if self.bot.stale_days < 0 {
-            return Err(bad("bot.stale_days".into(), "must not be negative"));
-        }
-        if !WEEKDAYS.contains(&self.digest.weekday.to_ascii_lowercase().as_str()) {
-            return Err(bad("digest.weekday".into(), "must be a day of the week (monday .. sunday)"));
-        }
-        if self.digest.hour > 23 {
-            return Err(bad("digest.hour".into(), "must be 0 to 23 (UTC)"));
-        }
-        for (i, sub) in self.digest.subscribers.iter().enumerate() {
-            if !sub.address.contains('@') {
-                return Err(bad(format!("digest.subscribers[{i}].address"), "must be a mail address"));
-            }
-        }
-        if self.bot.max_commands == 0 {
-            return Err(bad("bot.max_commands".into(), "must be at least 1"));
-        }
-        if self.retest.remind_days < 1 {
-            return Err(bad("retest.remind_days".into(), "must be at least 1"));
-        }
-        if self.retest.backend == RetestBackend::Command && self.retest.command.is_empty() {
-            return Err(bad("retest.command".into(), "backend \"command\" needs the command to run"));
-        }
+        self.check_bot().map_err(bad)?;
         for (i, s) in self.sources.iter().enumerate() {
-            let key = |k: &str| format!("sources[{i}].{k}");
-            if s.password.is_some() {
-                return Err(bad(key("password"), "secrets never sit inline: use password_env or password_file"));
-            }
-            let imap_only = [
-                ("host", s.host.is_some()),
-                ("port", s.port.is_some()),
-                ("tls", s.tls.is_some()),
-                ("user", s.user.is_some()),
-                ("password_env", s.password_env.is_some()),
-                ("password_file", s.password_file.is_some()),
-                ("mailboxes", s.mailboxes.is_some()),
-                ("idle", s.idle.is_some()),
-                ("ca_file", s.ca_file.is_some()),
-                ("batch", s.batch.is_some()),
-            ];
-            match s.kind {
-                SourceKind::Imap => {
-                    if s.path.is_some() {
-                        return Err(bad(key("path"), "is for kind maildir or mbox, not imap"));
-                    }
-                    let host = s.host.as_deref().ok_or_else(|| bad(key("host"), "an imap source needs a host"))?;
-                    if s.user.is_none() {
-                        return Err(bad(key("user"), "an imap source needs a user"));
-                    }
-                    if s.password_env.is_none() == s.password_file.is_none() {
-                        return Err(bad(key("password_env"), "give exactly one of password_env and password_file"));
-                    }
-                    if s.tls() == Tls::None && !is_loopback(host) {
-                        return Err(bad(key("tls"), "\"none\" is only allowed for a loopback host"));
-                    }
-                    if s.mailboxes.as_ref().is_some_and(Vec::is_empty) {
-                        return Err(bad(key("mailboxes"), "must name at least one mailbox"));
-                    }
-                    if s.batch == Some(0) {
-                        return Err(bad(key("batch"), "must be at least 1"));
-                    }
-                }
-                SourceKind::Maildir | SourceKind::Mbox => {
-                    if let Some((k, _)) = imap_only.iter().find(|(_, set)| *set) {
-                        return Err(bad(key(k), "is for kind imap only"));
-                    }
-                    if s.path.is_none() {
-                        return Err(bad(key("path"), "a maildir or mbox source needs a path"));
-                    }
-                }
-            }
-            if s.poll_seconds == Some(0) {
-                return Err(bad(key("poll_seconds"), "must be at least 1"));
-            }
+            s.check().map_err(|(k, m)| bad((format!("sources[{i}].{k}"), m)))?;
         }
         if let Some(s) = &self.smtp {
-            if s.password.is_some() {
-                return Err(bad("smtp.password".into(), "secrets never sit inline: use password_env or password_file"));
-            }
-            if s.password_env.is_some() && s.password_file.is_some() {
-                return Err(bad("smtp.password_env".into(), "give at most one of password_env and password_file"));
-            }
-            if s.tls == Tls::None && !is_loopback(&s.host) {
-                return Err(bad("smtp.tls".into(), "\"none\" is only allowed for a loopback host"));
-            }
+            s.check().map_err(|(k, m)| bad((format!("smtp.{k}"), m)))?;
         }
-        for (i, ns) in self.auth.nameservers.iter().enumerate() {
-            if nameserver(ns).is_none() {
-                return Err(bad(format!("auth.nameservers[{i}]"), "an IP address, or IP:PORT"));
-            }
+        self.auth.check().map_err(|(k, m)| bad((format!("auth.{k}"), m)))
+    }
+
+    /// The bot's own settings: `[bot]`, `[digest]`, `[retest]`.
+    fn check_bot(&self) -> Result<(), (String, &'static str)> {
+        let bad = |key: &str, message| Err((key.to_string(), message));
+        if self.bot.fresh_hours < 0 {
+            return bad("bot.fresh_hours", "must not be negative");
         }
-        if self.auth.timeout_seconds == 0 {
-            return Err(bad("auth.timeout_seconds".into(), "must be at least 1"));
+        if self.bot.stale_days < 0 {
+            return bad("bot.stale_days", "must not be negative");
+        }
+        if !WEEKDAYS.contains(&self.digest.weekday.to_ascii_lowercase().as_str()) {
+            return bad("digest.weekday", "must be a day of the week (monday .. sunday)");
+        }
+        if self.digest.hour > 23 {
+            return bad("digest.hour", "must be 0 to 23 (UTC)");
+        }
+        if let Some(i) = self.digest.subscribers.iter().position(|sub| !sub.address.contains('@')) {
+            return Err((format!("digest.subscribers[{i}].address"), "must be a mail address"));
+        }
+        if self.bot.max_commands == 0 {
+            return bad("bot.max_commands", "must be at least 1");
+        }
+        if self.retest.remind_days < 1 {
+            return bad("retest.remind_days", "must be at least 1");
+        }
+        if self.retest.backend == RetestBackend::Command && self.retest.command.is_empty() {
+            return bad("retest.command", "backend \"command\" needs the command to run");
         }
         Ok(())
     }
 }
 
 impl SourceConfig {
+    /// The keys of one source: those its kind needs, none it does not.
+    fn check(&self) -> Result<(), (&'static str, &'static str)> {
+        if self.password.is_some() {
+            return Err(("password", "secrets never sit inline: use password_env or password_file"));
+        }
+        let imap_only = [
+            ("host", self.host.is_some()),
+            ("port", self.port.is_some()),
+            ("tls", self.tls.is_some()),
+            ("user", self.user.is_some()),
+            ("password_env", self.password_env.is_some()),
+            ("password_file", self.password_file.is_some()),
+            ("mailboxes", self.mailboxes.is_some()),
+            ("idle", self.idle.is_some()),
+            ("ca_file", self.ca_file.is_some()),
+            ("batch", self.batch.is_some()),
+        ];
+        match self.kind {
+            SourceKind::Imap => {
+                if self.path.is_some() {
+                    return Err(("path", "is for kind maildir, mbox or public-inbox, not imap"));
+                }
+                let host = self.host.as_deref().ok_or(("host", "an imap source needs a host"))?;
+                if self.user.is_none() {
+                    return Err(("user", "an imap source needs a user"));
+                }
+                if self.password_env.is_none() == self.password_file.is_none() {
+                    return Err(("password_env", "give exactly one of password_env and password_file"));
+                }
+                if self.tls() == Tls::None && !is_loopback(host) {
+                    return Err(("tls", "\"none\" is only allowed for a loopback host"));
+                }
+                if self.mailboxes.as_ref().is_some_and(Vec::is_empty) {
+                    return Err(("mailboxes", "must name at least one mailbox"));
+                }
+                if self.batch == Some(0) {
+                    return Err(("batch", "must be at least 1"));
+                }
+            }
+            SourceKind::Maildir | SourceKind::Mbox | SourceKind::PublicInbox => {
+                if let Some((k, _)) = imap_only.iter().find(|(_, set)| *set) {
+                    return Err((k, "is for kind imap only"));
+                }
+                if self.path.is_none() {
+                    return Err(("path", "a maildir, mbox or public-inbox source needs a path"));
+                }
+            }
+        }
+        if self.poll_seconds == Some(0) {
+            return Err(("poll_seconds", "must be at least 1"));
+        }
+        Ok(())
+    }
+
     pub fn tls(&self) -> Tls {
         self.tls.unwrap_or(Tls::Implicit)
     }
@@ -541,6 +561,21 @@ impl SourceConfig {
 }
 
 impl SmtpConfig {
+    /// The keys of `[smtp]`: secrets kept out of the file, TLS off only
+    /// on this machine.
+    fn check(&self) -> Result<(), (&'static str, &'static str)> {
+        if self.password.is_some() {
+            return Err(("password", "secrets never sit inline: use password_env or password_file"));
+        }
+        if self.password_env.is_some() && self.password_file.is_some() {
+            return Err(("password_env", "give at most one of password_env and password_file"));
+        }
+        if self.tls == Tls::None && !is_loopback(&self.host) {
+            return Err(("tls", "\"none\" is only allowed for a loopback host"));
+        }
+        Ok(())
+    }
+
     pub fn password(&self, config_path: &Path) -> Result<Option<String>, ConfigError> {
         if self.password_env.is_none() && self.password_file.is_none() {
             return Ok(None);
@@ -643,6 +678,11 @@ mod tests {
             ("[smtp]\nhost = \"smtp.example.org\"\ntls = \"none\"\n".into(), "smtp.tls"),
             ("[smtp]\nhost = \"h\"\npassword = \"x\"\n".into(), "smtp.password"),
             ("[digest]\nweekday = \"caturday\"\n".into(), "digest.weekday"),
+            ("[[digest.subscribers]]\naddress = \"nobody\"\n".into(), "digest.subscribers[0].address"),
+            ("[bot]\nmax_commands = 0\n".into(), "bot.max_commands"),
+            ("[auth]\nnameservers = [\"127.0.0.1:53\", \"dns\"]\n".into(), "auth.nameservers[1]"),
+            ("[auth]\ntimeout_seconds = 0\n".into(), "auth.timeout_seconds"),
+            ("[[sources]]\nkind = \"mbox\"\npath = \"a\"\npoll_seconds = 0\n".into(), "sources[0].poll_seconds"),
         ] {
             let e = parse(&text).unwrap_err().to_string();
             assert!(e.contains(key), "{text}: {e}");

@@ -12,6 +12,11 @@
 //! read again) and doubles nothing (messages are idempotent by
 //! Message-ID).
 //!
+//! The periodic work (stale cases, retest reminders) runs hourly, and
+//! also as soon as each source has made its first pass: a freshly
+//! started daemon's cases are then what `ingest` of the same mail makes,
+//! stale marks included.
+//!
 //! A source that fails (a bad password, a server down, a connection
 //! dropped mid-fetch) is logged and retried with exponential backoff,
 //! which starts again from the first wait once a pass has synced; the
@@ -31,9 +36,9 @@ use std::time::{Duration, Instant};
 use tokio::sync::{Notify, mpsc, oneshot, watch};
 
 use crate::config::{Config, SourceConfig, SourceKind};
-use crate::deliver::{Sender, Sent};
-use crate::engine::{DigestPlan, Engine, Envelope, IngestStats, Messages, Opener};
-use crate::source::{SourceError, follow, imap};
+use crate::deliver::{Mailer, Sent};
+use crate::engine::{Checkpoint, DigestPlan, Engine, Envelope, IngestStats, Messages, Opener};
+use crate::source::{SourceError, follow, imap, public_inbox};
 use crate::store::{Store, StoreError};
 
 /// The wall clock, as the caller reads it: seconds since the epoch.
@@ -94,9 +99,23 @@ pub struct SourceSpec {
 
 #[derive(Clone, Debug)]
 pub enum SpecKind {
-    Imap { account: imap::Account, mailbox: String, idle: bool, batch: usize },
-    Maildir { path: PathBuf },
-    Mbox { path: PathBuf },
+    Imap {
+        account: imap::Account,
+        mailbox: String,
+        idle: bool,
+        batch: usize,
+    },
+    Maildir {
+        path: PathBuf,
+    },
+    Mbox {
+        path: PathBuf,
+    },
+    /// A public-inbox v2 inbox: each epoch's checkpoint is its own
+    /// (`NAME/git/N.git`).
+    PublicInbox {
+        path: PathBuf,
+    },
 }
 
 /// A source that could not be read in a `once` run.
@@ -127,13 +146,13 @@ pub fn sources(cfg: &Config, config_path: &std::path::Path) -> Result<Vec<Source
                     });
                 }
             }
-            SourceKind::Maildir | SourceKind::Mbox => {
+            SourceKind::Maildir | SourceKind::Mbox | SourceKind::PublicInbox => {
                 let path = s.path.clone().unwrap_or_default();
                 let abs = std::path::absolute(&path).unwrap_or_else(|_| path.clone());
-                let (name, kind) = if s.kind == SourceKind::Maildir {
-                    (format!("maildir:{}", abs.display()), SpecKind::Maildir { path })
-                } else {
-                    (format!("mbox:{}", abs.display()), SpecKind::Mbox { path })
+                let (name, kind) = match s.kind {
+                    SourceKind::Maildir => (format!("maildir:{}", abs.display()), SpecKind::Maildir { path }),
+                    SourceKind::Mbox => (format!("mbox:{}", abs.display()), SpecKind::Mbox { path }),
+                    _ => (format!("public-inbox:{}", abs.display()), SpecKind::PublicInbox { path }),
                 };
                 out.push(SourceSpec { name, kind, poll });
             }
@@ -163,8 +182,11 @@ enum Job {
     Checkpoint { source: String, reply: oneshot::Sender<Result<Option<String>, String>> },
     /// Store these messages (one transaction, their checkpoints with them).
     Store { envelopes: Vec<Envelope>, reply: oneshot::Sender<Result<(), String>> },
-    /// Store what this opener yields (a local source's new messages).
-    Drain { open: Opener, reply: oneshot::Sender<Result<Vec<SourceError>, String>> },
+    /// Store what this opener yields (a local source's new messages); a
+    /// long pass logs its progress, against `total` when it is known.
+    Drain { open: Opener, what: String, total: Option<u64>, reply: oneshot::Sender<Result<Vec<SourceError>, String>> },
+    /// A source has made a pass: it has stored everything it had.
+    Synced { source: String },
 }
 
 /// A source task's way to the engine.
@@ -184,10 +206,16 @@ impl EngineHandle {
         rx.await.map_err(|_| stopped())?
     }
 
-    async fn drain(&self, open: Opener) -> Result<Vec<SourceError>, String> {
+    async fn drain(&self, open: Opener, what: &str, total: Option<u64>) -> Result<Vec<SourceError>, String> {
         let (reply, rx) = oneshot::channel();
-        self.0.send(Job::Drain { open, reply }).await.map_err(|_| stopped())?;
+        self.0.send(Job::Drain { open, what: what.to_string(), total, reply }).await.map_err(|_| stopped())?;
         rx.await.map_err(|_| stopped())?
+    }
+
+    /// Says a pass is done; nothing to wait for (a run that is stopping
+    /// does its periodic work at the end anyway).
+    async fn synced(&self, source: &str) {
+        let _ = self.0.send(Job::Synced { source: source.to_string() }).await;
     }
 }
 
@@ -239,7 +267,7 @@ pub struct RunSettings {
     pub clock: Clock,
     /// What sends the outbox, and its own connection to the store (the
     /// engine keeps writing through its own).
-    pub sender: Option<(Sender, Store)>,
+    pub sender: Option<(Mailer, Store)>,
     /// When the weekly digest goes out (Monday is 0; the hour is UTC), and
     /// to whom.
     pub digest: Option<(u8, u8, DigestPlan)>,
@@ -248,6 +276,15 @@ pub struct RunSettings {
 /// How often the run looks at the clock for its periodic work (the digest,
 /// stale cases, reminders) when no mail comes.
 const TICK: Duration = Duration::from_secs(60);
+
+/// The periodic work of a run: cases without activity for `stale_days`
+/// marked stale, unanswered retest requests reminded (and timed out).
+async fn sweep(engine: &mut Engine, stale_days: i64, remind_days: i64, now: i64) -> Result<(), StoreError> {
+    if stale_days > 0 {
+        engine.sweep_stale(now, stale_days).await?;
+    }
+    engine.remind(now, remind_days).await
+}
 
 /// Queues the digest if one is due and not queued by this run yet.
 async fn digest_if_due(
@@ -275,6 +312,82 @@ pub async fn run(
     shutdown: Shutdown,
 ) -> Result<(RunReport, Engine), StoreError> {
     let RunSettings { stale_days, remind_days, once, clock, sender, digest } = settings;
+    let me = announce(&mut engine, clock).await?;
+    let mut digested: Option<String> = None;
+    let mut tick = tokio::time::interval(TICK);
+    let outbox = Arc::new(Notify::new());
+    let (engine_done, done) = watch::channel(false);
+    let sending = sender.map(|(s, store)| tokio::spawn(send_loop(s, store, outbox.clone(), done, clock, once)));
+    let (tx, mut rx) = mpsc::channel::<Job>(4);
+    let mut tasks = spawn_sources(sources, EngineHandle(tx), once, clock, &shutdown);
+    let mut report = RunReport::default();
+    let mut stop = shutdown.clone();
+    let mut last_sweep = Instant::now();
+    // Sources that have made their first pass: each first pass is swept at
+    // once, so a fresh daemon's cases are at once what `ingest` of the same
+    // mail makes (stale marks included), not an hour later.
+    let mut synced = std::collections::HashSet::new();
+    loop {
+        let job = tokio::select! {
+            job = rx.recv() => job.map(Some),
+            _ = tick.tick(), if !once => Some(None),
+            _ = stop.wait() => None,
+        };
+        let Some(job) = job else { break };
+        let Some(job) = job else {
+            // A tick: the periodic work below, nothing stored.
+            engine.store().touch_run(&me.owner, clock()).await?;
+            if digest_if_due(&mut engine, &digest, &mut digested, clock()).await? {
+                outbox.notify_one();
+            }
+            if last_sweep.elapsed() >= SWEEP_EVERY {
+                sweep(&mut engine, stale_days, remind_days, clock()).await?;
+                outbox.notify_one();
+                last_sweep = Instant::now();
+            }
+            continue;
+        };
+        if let Job::Synced { source } = job {
+            // A `once` run sweeps when its passes are done.
+            if !once && synced.insert(source.clone()) {
+                sweep(&mut engine, stale_days, remind_days, clock()).await?;
+                tracing::info!(%source, "first pass done: stale cases marked, retests reminded");
+                outbox.notify_one();
+                last_sweep = Instant::now();
+            }
+            continue;
+        }
+        answer(&mut engine, job).await?;
+        add(&mut report.stats, &engine.finish().await?);
+        outbox.notify_one();
+    }
+    drop(rx);
+    while let Some(r) = tasks.join_next().await {
+        match r {
+            Ok(Err(f)) => report.failures.push(f),
+            Ok(Ok(())) => {}
+            Err(e) => report.failures.push(SourceFailure { source: "?".into(), error: e.to_string() }),
+        }
+    }
+    add(&mut report.stats, &engine.finish().await?);
+    sweep(&mut engine, stale_days, remind_days, clock()).await?;
+    digest_if_due(&mut engine, &digest, &mut digested, clock()).await?;
+    // The sender sends what is due now, then stops.
+    let _ = engine_done.send(true);
+    if let Some(t) = sending {
+        match t.await {
+            Ok(Ok(s)) => report.sent = s,
+            Ok(Err(e)) => return Err(e),
+            Err(e) => tracing::error!(error = %e, "the sender stopped"),
+        }
+    }
+    engine.store().end_run(&me.owner).await?;
+    Ok((report, engine))
+}
+
+/// Records this run in the store and warns of any other run using it
+/// (they share the work: each mail goes out through whichever claims it).
+async fn announce(engine: &mut Engine, clock: Clock) -> Result<crate::store::RunRecord, StoreError> {
     let me = crate::store::RunRecord {
         owner: crate::deliver::process_name(clock),
         host: crate::deliver::host_name(),
@@ -290,115 +403,57 @@ pub async fn run(
             "another lkpbot run is using this store: the two share the work, each mail sent by whichever claims it"
         );
     }
-    let mut digested: Option<String> = None;
-    let mut tick = tokio::time::interval(TICK);
-    let outbox = Arc::new(Notify::new());
-    let (engine_done, done) = watch::channel(false);
-    let sending = sender.map(|(s, store)| tokio::spawn(send_loop(s, store, outbox.clone(), done, clock, once)));
-    let (tx, mut rx) = mpsc::channel::<Job>(4);
-    let handle = EngineHandle(tx);
+    Ok(me)
+}
+
+/// A task per source, each reaching the engine through its own clone of
+/// `handle`; the engine's channel closes when the last one ends.
+fn spawn_sources(
+    sources: Vec<SourceSpec>,
+    handle: EngineHandle,
+    once: bool,
+    clock: Clock,
+    shutdown: &Shutdown,
+) -> tokio::task::JoinSet<Result<(), SourceFailure>> {
     let mut tasks = tokio::task::JoinSet::new();
     for spec in sources {
-        let h = handle.clone();
-        let sd = shutdown.clone();
+        let (h, sd) = (handle.clone(), shutdown.clone());
         tasks.spawn(async move {
             let name = spec.name.clone();
             follow_source(spec, h, once, clock, sd).await.map_err(|error| SourceFailure { source: name, error })
         });
     }
-    drop(handle);
-    let mut report = RunReport::default();
-    let mut stop = shutdown.clone();
-    let mut last_sweep = Instant::now();
-    loop {
-        let job = tokio::select! {
-            job = rx.recv() => job.map(Some),
-            _ = tick.tick(), if !once => Some(None),
-            _ = stop.wait() => None,
-        };
-        let Some(job) = job else { break };
-        let Some(job) = job else {
-            // A tick: the periodic work below, nothing stored.
-            engine.store().touch_run(&me.owner, clock()).await?;
-            if digest_if_due(&mut engine, &digest, &mut digested, clock()).await? {
-                outbox.notify_one();
-            }
-            if last_sweep.elapsed() >= SWEEP_EVERY {
-                if stale_days > 0 {
-                    engine.sweep_stale(clock(), stale_days).await?;
-                }
-                engine.remind(clock(), remind_days).await?;
-                outbox.notify_one();
-                last_sweep = Instant::now();
-            }
-            continue;
-        };
-        // A store that fails fails the run: the source hears why, and
-        // the error ends the run.
-        match job {
-            Job::Checkpoint { source, reply } => match engine.store().checkpoint(&source).await {
-                Ok(c) => {
-                    let _ = reply.send(Ok(c));
-                }
-                Err(e) => {
-                    let _ = reply.send(Err(e.to_string()));
-                    return Err(e);
-                }
-            },
-            Job::Store { envelopes, reply } => match store_batch(&mut engine, envelopes).await {
-                Ok(()) => {
-                    let _ = reply.send(Ok(()));
-                }
-                Err(e) => {
-                    let _ = reply.send(Err(e.to_string()));
-                    return Err(e);
-                }
-            },
-            Job::Drain { open, reply } => match engine.ingest(open, &mut |_| {}).await {
-                Ok(errors) => {
-                    let _ = reply.send(Ok(errors));
-                }
-                Err(e) => {
-                    let _ = reply.send(Err(e.to_string()));
-                    return Err(e);
-                }
-            },
-        }
-        add(&mut report.stats, &engine.finish().await?);
-        outbox.notify_one();
-    }
-    drop(rx);
-    while let Some(r) = tasks.join_next().await {
+    tasks
+}
+
+/// Does what a source task asked and answers it. A store that fails
+/// fails the run: the source hears why, and the error ends the run.
+async fn answer(engine: &mut Engine, job: Job) -> Result<(), StoreError> {
+    fn reply<T>(to: oneshot::Sender<Result<T, String>>, r: Result<T, StoreError>) -> Result<(), StoreError> {
         match r {
-            Ok(Err(f)) => report.failures.push(f),
-            Ok(Ok(())) => {}
-            Err(e) => report.failures.push(SourceFailure { source: "?".into(), error: e.to_string() }),
+            Ok(x) => {
+                let _ = to.send(Ok(x));
+                Ok(())
+            }
+            Err(e) => {
+                let _ = to.send(Err(e.to_string()));
+                Err(e)
+            }
         }
     }
-    add(&mut report.stats, &engine.finish().await?);
-    if stale_days > 0 {
-        engine.sweep_stale(clock(), stale_days).await?;
+    match job {
+        Job::Checkpoint { source, reply: to } => reply(to, engine.store().checkpoint(&source).await),
+        Job::Store { envelopes, reply: to } => reply(to, store_batch(engine, envelopes).await),
+        Job::Drain { open, what, total, reply: to } => reply(to, drain(engine, open, what, total).await),
+        Job::Synced { .. } => Ok(()),
     }
-    engine.remind(clock(), remind_days).await?;
-    digest_if_due(&mut engine, &digest, &mut digested, clock()).await?;
-    // The sender sends what is due now, then stops.
-    let _ = engine_done.send(true);
-    if let Some(t) = sending {
-        match t.await {
-            Ok(Ok(s)) => report.sent = s,
-            Ok(Err(e)) => return Err(e),
-            Err(e) => tracing::error!(error = %e, "the sender stopped"),
-        }
-    }
-    engine.store().end_run(&me.owner).await?;
-    Ok((report, engine))
 }
 
 /// Sends the outbox whenever the engine has queued mail, and when a retry
 /// is due; after the engine is `done`, one last pass of what is due, then
 /// it ends.
 async fn send_loop(
-    sender: Sender,
+    sender: Mailer,
     mut store: Store,
     queued: Arc<Notify>,
     mut done: watch::Receiver<bool>,
@@ -440,6 +495,17 @@ async fn send_loop(
     Ok(total)
 }
 
+/// Stores what a local source yields, logging the progress of a long pass.
+async fn drain(
+    engine: &mut Engine,
+    open: Opener,
+    what: String,
+    total: Option<u64>,
+) -> Result<Vec<SourceError>, StoreError> {
+    let mut meter = crate::engine::progress::Meter::new(what, total);
+    engine.ingest(open, &mut |p| meter.log(&p)).await
+}
+
 /// Stores one batch in one transaction; large batches are parsed on the
 /// engine's worker threads.
 async fn store_batch(engine: &mut Engine, envelopes: Vec<Envelope>) -> Result<(), StoreError> {
@@ -461,6 +527,7 @@ fn add(total: &mut IngestStats, s: &IngestStats) {
     total.problems += s.problems;
     total.unreadable_sources += s.unreadable_sources;
     total.unreadable_messages += s.unreadable_messages;
+    total.removed += s.removed;
 }
 
 /// One source, forever: passes over what is new, a wait between them,
@@ -534,6 +601,7 @@ async fn source_session(
                     "synced"
                 );
                 *good = true;
+                engine.synced(&spec.name).await;
                 if once {
                     let _ = session.logout().await;
                     return Ok(());
@@ -563,20 +631,64 @@ async fn source_session(
                 };
                 Ok(it)
             });
-            let errors = engine.drain(open).await?;
-            let fatal = errors.iter().find(|e| e.is_fatal()).map(|e| e.to_string());
-            for e in errors.iter().filter(|e| !e.is_fatal()) {
-                tracing::warn!(source = %spec.name, error = %e, "cannot read a message");
-            }
-            if let Some(e) = fatal {
-                return Err(e);
-            }
+            let errors = engine.drain(open, &spec.name, None).await?;
+            pass_errors(&spec.name, &errors)?;
             tracing::info!(source = %spec.name, seconds = started.elapsed().as_secs_f64(), "synced");
             *good = true;
+            engine.synced(&spec.name).await;
+            if once {
+                return Ok(());
+            }
+            tokio::time::sleep(spec.poll).await;
+        },
+        SpecKind::PublicInbox { path } => loop {
+            let started = Instant::now();
+            let epochs = public_inbox::epochs(path).map_err(|e| e.to_string())?;
+            let mut todo = Vec::new();
+            for epoch in epochs {
+                let token = engine.checkpoint(&public_inbox::epoch_source(&spec.name, &epoch)).await?;
+                todo.push((epoch, token));
+            }
+            // What is left to read, for the progress of a long pass
+            // (walking the history is quick next to reading it).
+            let counted = todo.clone();
+            let total = tokio::task::spawn_blocking(move || {
+                counted.iter().map(|(e, t)| public_inbox::pending(&e.path, t.as_deref()).unwrap_or(0)).sum::<u64>()
+            })
+            .await
+            .ok();
+            let (inbox, fetched_at) = (spec.name.clone(), clock());
+            let open: Opener = Box::new(move || {
+                let read = public_inbox::InboxReader::new(todo).map(move |r| {
+                    r.map(|(epoch, entry)| {
+                        let source = public_inbox::epoch_source(&inbox, &epoch);
+                        let checkpoint = Checkpoint { source, token: entry.position.token() };
+                        Envelope::from_raw(entry.raw, fetched_at, Some(checkpoint))
+                    })
+                });
+                Ok(Box::new(read) as Messages)
+            });
+            let errors = engine.drain(open, &spec.name, total).await?;
+            pass_errors(&spec.name, &errors)?;
+            tracing::info!(source = %spec.name, seconds = started.elapsed().as_secs_f64(), "synced");
+            *good = true;
+            engine.synced(&spec.name).await;
             if once {
                 return Ok(());
             }
             tokio::time::sleep(spec.poll).await;
         },
     }
+}
+
+/// What could not be read in a pass over a local source: a message is
+/// logged (the rest was read, and it is read again next pass where its
+/// source can tell); the source, or a part of it (an epoch), fails the
+/// pass.
+fn pass_errors(source: &str, errors: &[SourceError]) -> Result<(), String> {
+    for e in errors.iter().filter(|e| e.is_message()) {
+        tracing::warn!(source, error = %e, "cannot read a message");
+    }
+    let failed: Vec<String> = errors.iter().filter(|e| !e.is_message()).map(|e| e.to_string()).collect();
+    if failed.is_empty() { Ok(()) } else { Err(failed.join("; ")) }
 }

@@ -46,7 +46,9 @@ pub struct Sent {
     pub failed: u64,
 }
 
-pub struct Sender {
+/// Sends the outbox's due mail through its transport (SMTP, a directory
+/// of files for dry runs), claiming each row first.
+pub struct Mailer {
     transport: Transport,
     command: Option<RetestCommand>,
     clock: fn() -> i64,
@@ -82,10 +84,10 @@ pub fn host_name() -> String {
 /// Why a mail was not sent, and whose fault that was.
 type SendResult = Result<Option<String>, (Failure, String)>;
 
-impl Sender {
+impl Mailer {
     /// The transport the config says: `[smtp]`, else a dry run into
     /// `[outbox] dir`; the retest program when the backend is `command`.
-    pub fn from_config(cfg: &Config, config_path: &std::path::Path, clock: fn() -> i64) -> Result<Sender, ConfigError> {
+    pub fn from_config(cfg: &Config, config_path: &std::path::Path, clock: fn() -> i64) -> Result<Mailer, ConfigError> {
         let transport = match &cfg.smtp {
             None => Transport::Dir(cfg.outbox.dir.clone()),
             Some(s) => {
@@ -122,12 +124,12 @@ impl Sender {
         });
         let first_retry = i64::try_from(cfg.outbox.retry_seconds).unwrap_or(MAX_RETRY).clamp(1, MAX_RETRY);
         let limit = cfg.smtp.as_ref().map_or(DIR_LIMIT, |s| Duration::from_secs(s.timeout_seconds.max(1)));
-        Ok(Sender { transport, command, clock, first_retry, limit, owner: process_name(clock) })
+        Ok(Mailer { transport, command, clock, first_retry, limit, owner: process_name(clock) })
     }
 
     /// A dry run into `dir`.
-    pub fn to_dir(dir: PathBuf, clock: fn() -> i64) -> Sender {
-        Sender {
+    pub fn to_dir(dir: PathBuf, clock: fn() -> i64) -> Mailer {
+        Mailer {
             transport: Transport::Dir(dir),
             command: None,
             clock,

@@ -5,18 +5,62 @@
 //!
 //! The state of a case is its state at the end of the week (its events
 //! replayed up to then), so the digest of a past week tells that week's
-//! truth. Perf regressions are listed one by one, worst first (|change|,
-//! then age); dmesg and build reports are counted by tree.
+//! truth. A reader sees what needs them on the first screen: one line
+//! with the week's movement (new, fixed, reverted, still open), then the
+//! open perf regressions in the attention order (`case::attention`),
+//! each once with its tags (new, waiting 6d, fix posted, a retest's
+//! verdict, marginal); then what closed this week and what went stale
+//! this week; cases stale since before the week are a count and a link.
+//! dmesg and build reports are counted by tree.
 
 use serde::Serialize;
 
+use crate::case::attention::{Rank, Standing, standing};
+use crate::case::significance::{self, Significance};
 use crate::case::{CaseKind, CaseRecord, CaseState, Event, EventKind, SubscriptionFilter, replay, stale_times};
 use crate::model::rfc3339;
 use crate::text::cut;
 
 /// Entries listed per section; the rest are counted.
 pub const SECTION_LIMIT: usize = 10;
+/// The movement line and the first section fit in this many lines (the
+/// first screen of a mail reader), at most [`WIDTH`] columns each.
+pub const FIRST_SCREEN: usize = 40;
+pub const WIDTH: usize = 78;
 const DAY: i64 = 86_400;
+
+/// Where the digest points for what it does not list: the dashboard
+/// (`[digest] more_url`) when there is one, else the command that lists
+/// it, in words.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Links {
+    /// Every open case ("and N more").
+    pub more: String,
+    /// The stale regressions, collapsed into a count.
+    pub stale: String,
+}
+
+impl Default for Links {
+    /// No dashboard: the commands, in words.
+    fn default() -> Links {
+        Links::new(None)
+    }
+}
+
+impl Links {
+    pub fn new(dashboard: Option<&str>) -> Links {
+        match dashboard.map(str::trim).filter(|u| !u.is_empty()) {
+            Some(url) => {
+                let sep = if url.contains('?') { '&' } else { '?' };
+                Links { more: url.to_string(), stale: format!("{url}{sep}state=stale&kind=perf-regression") }
+            }
+            None => Links {
+                more: "`lkpbot cases --sort attention` lists them all".into(),
+                stale: "`lkpbot cases --state stale` lists them".into(),
+            },
+        }
+    }
+}
 
 /// An ISO week: Monday 00:00 UTC to the next Monday.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -70,6 +114,26 @@ pub struct Line {
     pub link: String,
     /// Section-specific: a verdict, days waiting.
     pub note: Option<String>,
+    /// A perf case's `clear` or `marginal` (DESIGN.md, Significance).
+    pub significance: Option<Significance>,
+    /// What the week did to the case and where it stands, in words: `new`,
+    /// `waiting 6d`, `fix posted`, `retest: recovered`, `marginal`, ...
+    pub tags: Vec<String>,
+}
+
+/// The week's movement of perf regressions: the line up top.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Movement {
+    /// Reported this week.
+    pub new: u32,
+    /// Closed as fixed this week (`resolved`).
+    pub fixed: u32,
+    /// Closed this week by a revert of the culprit.
+    pub reverted: u32,
+    /// Open at the end of the week, not stale.
+    pub still_open: u32,
+    /// Stale at the end of the week.
+    pub stale: u32,
 }
 
 /// dmesg and build reports of the week, by tree.
@@ -103,6 +167,19 @@ pub struct Model {
     /// dmesg and build cases open at the end of the week.
     pub functional_open: u32,
     pub build_open: u32,
+    /// The line up top.
+    pub movement: Movement,
+    /// Open perf regressions that are not stale, in the attention order,
+    /// each once with its tags: the first section.
+    pub attention: Vec<Line>,
+    /// Perf regressions closed this week (fixed, reverted, invalid, ...).
+    pub closed: Vec<Line>,
+    /// Perf regressions that went stale this week.
+    pub went_stale: Vec<Line>,
+    /// Perf regressions stale since before the week: counted, not listed.
+    pub stale_before: u32,
+    /// Days without activity that make a case stale (0: never).
+    pub stale_days: i64,
 }
 
 impl Model {
@@ -119,7 +196,107 @@ impl Model {
             && self.by_tree.is_empty()
             && self.functional_open == 0
             && self.build_open == 0
+            && self.closed.is_empty()
+            && self.attention.is_empty()
     }
+}
+
+/// The tag that says where a case stands at the end of the week, from
+/// its state and its events up to then; `None` for a state that goes
+/// without saying (no fix yet). The one place a state gets its words
+/// (`fix applied to X`, with X the tree of the last fix-applied or
+/// fix-merged event; `fix merged into X`; `reverted`; `superseded`).
+pub fn state_tag(state: CaseState, events: &[Event]) -> Option<String> {
+    let last = |k: EventKind| events.iter().filter(|e| e.kind == k).max_by_key(|e| e.at);
+    match state {
+        CaseState::Reported | CaseState::Discussed | CaseState::RetestRequested | CaseState::RetestDone => None,
+        CaseState::FixPosted => Some("fix posted".into()),
+        CaseState::FixApplied => Some(match last_tree(events) {
+            Some(tree) => format!("fix applied to {tree}"),
+            None => "fix applied".into(),
+        }),
+        CaseState::FixMerged => Some(match last_tree(events) {
+            Some(tree) => format!("fix merged into {tree}"),
+            None => "fix merged".into(),
+        }),
+        CaseState::Resolved => Some(match last(EventKind::Resolved) {
+            Some(Event { fix_commit: Some(fix), .. }) => format!("resolved by {}", fix.get(..12).unwrap_or(fix)),
+            Some(Event { tree: Some(tree), .. }) => format!("resolved: merged into {tree}"),
+            _ => "resolved".into(),
+        }),
+        CaseState::Reverted => Some("reverted".into()),
+        CaseState::Superseded => Some("superseded".into()),
+        CaseState::Stale => Some(match last(EventKind::Stale) {
+            Some(e) => format!("stale since {}", &rfc3339(e.at)[..10]),
+            None => "stale".into(),
+        }),
+        CaseState::Invalid => Some("invalid".into()),
+        CaseState::Duplicate => Some("duplicate".into()),
+        CaseState::Informational => None,
+    }
+}
+
+/// The tree of the last fix-applied, fix-committed or fix-merged event
+/// that names one: where the fix is now.
+fn last_tree(events: &[Event]) -> Option<&str> {
+    let moved = [EventKind::FixApplied, EventKind::FixCommitted, EventKind::FixMerged];
+    events.iter().filter(|e| moved.contains(&e.kind) && e.tree.is_some()).max_by_key(|e| e.at)?.tree.as_deref()
+}
+
+/// A fix verdict in words, `(marginal)` when the numbers do not make it
+/// clear.
+fn verdict_words(c: &CaseRecord, e: &Event) -> String {
+    let Some(v) = e.verdict else { return "no verdict".into() };
+    let sig = match (&e.message_id, &e.fix_commit) {
+        (Some(m), Some(x)) => significance::of_result(&c.retests, m, x),
+        _ => None,
+    };
+    match sig {
+        Some(Significance::Marginal) => format!("{} (marginal)", v.as_str()),
+        _ => v.as_str().to_string(),
+    }
+}
+
+/// The tags of a case at the end of `week` (`events` those up to then):
+/// new, where it stands, a retest waited for, the week's retest results
+/// (else the last fix verdict), and marginal.
+fn tags(c: &CaseRecord, state: CaseState, events: &[Event], week: &Week) -> Vec<String> {
+    let in_week = |t: i64| t >= week.start && t < week.end;
+    let mut out = Vec::new();
+    if in_week(c.view.facts.opened_at) {
+        out.push("new".to_string());
+    }
+    out.extend(state_tag(state, events));
+    let last_result = events.iter().filter(|e| e.kind.is_retest_result()).map(|e| e.at).max();
+    let asked = events.iter().filter(|e| e.kind == EventKind::RetestRequested).map(|e| e.at).max();
+    if let Some(asked) = asked.filter(|a| last_result.is_none_or(|r| r < *a)) {
+        out.push(format!("waiting {}d", (week.end - asked) / DAY));
+    }
+    let mut results: Vec<&Event> = events.iter().filter(|e| in_week(e.at) && e.kind.is_retest_result()).collect();
+    results.sort_by_key(|e| (e.at, e.kind));
+    // A fix judged before the week still says where the case stands.
+    if !results.iter().any(|e| e.kind == EventKind::RetestDone)
+        && let Some(e) =
+            events.iter().filter(|e| e.kind == EventKind::RetestDone && e.verdict.is_some()).max_by_key(|e| e.at)
+    {
+        out.push(format!("last retest: {}", verdict_words(c, e)));
+    }
+    for e in results {
+        let tag = match e.kind {
+            EventKind::RetestDone => format!("retest: {}", verdict_words(c, e)),
+            EventKind::Confirmed => "rerun: still regressed".into(),
+            EventKind::StillPresent => e.note.clone().unwrap_or_else(|| "still present".into()),
+            EventKind::ResultUnknown => "retest: result unknown".into(),
+            _ => "rerun: not reproduced".into(),
+        };
+        if !out.contains(&tag) {
+            out.push(tag);
+        }
+    }
+    if significance::of_case(&c.view.facts) == Some(Significance::Marginal) {
+        out.push("marginal".into());
+    }
+    out
 }
 
 fn line(c: &CaseRecord, state: CaseState, week: &Week, archive_url: &str) -> Line {
@@ -149,6 +326,8 @@ fn line(c: &CaseRecord, state: CaseState, week: &Week, archive_url: &str) -> Lin
         last_event: last,
         link: f.report_message_id.link(archive_url),
         note: None,
+        significance: significance::of_case(f),
+        tags: Vec::new(),
     }
 }
 
@@ -174,7 +353,14 @@ pub fn model(
         by_tree: Vec::new(),
         functional_open: 0,
         build_open: 0,
+        movement: Movement::default(),
+        attention: Vec::new(),
+        closed: Vec::new(),
+        went_stale: Vec::new(),
+        stale_before: 0,
+        stale_days,
     };
+    let mut ranked: Vec<(Rank, Line)> = Vec::new();
     let in_week = |t: i64| t >= week.start && t < week.end;
     let mut trees: std::collections::BTreeMap<String, TreeCount> = std::collections::BTreeMap::new();
     for c in cases {
@@ -182,9 +368,10 @@ pub fn model(
         if f.opened_at >= week.end || filter.is_some_and(|(flt, who)| !flt.matches(c, who)) {
             continue;
         }
-        let events = events_by_week_end(c, week, stale_days);
-        let state = replay(f.kind, &events).0.state;
-        let l = line(c, state, week, archive_url);
+        let events = events_by(c, week.end, stale_days);
+        let end = replay(f.kind, &events).0;
+        let state = end.state;
+        let mut l = line(c, state, week, archive_url);
         match f.kind {
             CaseKind::PerfImprovement => {
                 if in_week(f.opened_at) {
@@ -207,7 +394,40 @@ pub fn model(
             }
             CaseKind::PerfRegression => {}
         }
+        l.tags = tags(c, state, &events, week);
+        let now = standing(state, end.verdict);
+        let before = if f.opened_at >= week.start {
+            None
+        } else {
+            let start = replay(f.kind, &events_by(c, week.start, stale_days)).0;
+            Some(standing(start.state, start.verdict))
+        };
+        match now {
+            Standing::Stale => {
+                m.movement.stale += 1;
+                let since = events.iter().filter(|e| e.kind == EventKind::Stale).map(|e| e.at).max();
+                if since.is_some_and(in_week) {
+                    m.went_stale.push(l.clone());
+                } else {
+                    m.stale_before += 1;
+                }
+            }
+            s if s.is_open() => {
+                m.movement.still_open += 1;
+                ranked.push((Rank::of(state, end.verdict, f), l.clone()));
+            }
+            s if before.is_none_or(|b| b.is_open()) => {
+                m.closed.push(l.clone());
+                match s {
+                    Standing::Fixed => m.movement.fixed += 1,
+                    Standing::Reverted => m.movement.reverted += 1,
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
         if in_week(f.opened_at) {
+            m.movement.new += 1;
             m.new.push(l.clone());
         }
         m.verdicts.extend(verdicts(&l, &events, week));
@@ -230,17 +450,18 @@ pub fn model(
         }
     }
     sort_sections(&mut m);
+    ranked.sort_by(|(a, x), (b, y)| a.order(b).then(x.id.cmp(&y.id)));
+    m.attention = ranked.into_iter().map(|(_, l)| l).collect();
     m.by_tree = trees.into_values().collect();
     m
 }
 
-/// A case as it stood at the end of the week: its events until then, and
-/// the stale marks its activity up to then implies.
-fn events_by_week_end(c: &CaseRecord, week: &Week, stale_days: i64) -> Vec<Event> {
-    let mut events: Vec<Event> =
-        c.events.iter().filter(|e| e.at < week.end && e.kind != EventKind::Stale).cloned().collect();
+/// A case as it stood at `t`: its events before then, and the stale
+/// marks its activity up to then implies.
+fn events_by(c: &CaseRecord, t: i64, stale_days: i64) -> Vec<Event> {
+    let mut events: Vec<Event> = c.events.iter().filter(|e| e.at < t && e.kind != EventKind::Stale).cloned().collect();
     if stale_days > 0 {
-        for t in stale_times(c.view.facts.kind, &events, week.end, stale_days) {
+        for t in stale_times(c.view.facts.kind, &events, t, stale_days) {
             events.push(Event::new(t, EventKind::Stale, None));
         }
     }
@@ -277,7 +498,16 @@ fn sort_sections(m: &mut Model) {
         sev(b).total_cmp(&sev(a)).then(a.opened_at.cmp(&b.opened_at)).then(a.id.cmp(&b.id))
     });
     m.waiting_retest.sort_by_key(|l| (l.last_event.as_ref().map_or(0, |e| e.1), l.id));
-    for v in [&mut m.new, &mut m.verdicts, &mut m.fixes_posted, &mut m.resolved, &mut m.stale, &mut m.improvements] {
+    for v in [
+        &mut m.new,
+        &mut m.verdicts,
+        &mut m.fixes_posted,
+        &mut m.resolved,
+        &mut m.stale,
+        &mut m.improvements,
+        &mut m.closed,
+        &mut m.went_stale,
+    ] {
         v.sort_by_key(|l| l.id);
     }
 }
@@ -310,42 +540,112 @@ pub fn subject(m: &Model) -> String {
     )
 }
 
-fn entry(l: &Line) -> String {
-    let head = format!("#{:<5} {}", l.id, cut(&l.what, 60));
-    let subject = l.commit_subject.as_deref().map_or(String::new(), |s| format!(" {s}"));
-    let second = cut(&format!("       {}{subject}", l.commit), 78);
-    let tree = l.tree.as_deref().filter(|t| !t.is_empty()).unwrap_or("-");
-    let last = l.last_event.as_ref().map_or(String::new(), |(k, t)| format!(", last {k} {}", &rfc3339(*t)[..10]));
-    let facts = format!("       {tree}, {}d old{last}", l.age_days);
-    // The note (a verdict) goes on its own line rather than be cut.
-    let third = match &l.note {
-        Some(n) if facts.chars().count() + 2 + n.chars().count() > 78 => {
-            format!("{}\n{}", cut(&facts, 78), cut(&format!("       {n}"), 78))
+/// `first, second, third`, broken into lines of at most `width` columns
+/// after `indent` (the first line's room is `first_room`).
+fn wrap_list(items: &[String], first_room: usize, indent: &str, width: usize) -> Vec<String> {
+    let mut lines = vec![String::new()];
+    let mut room = first_room;
+    for (i, item) in items.iter().enumerate() {
+        let piece = if i + 1 < items.len() { format!("{item},") } else { item.clone() };
+        let cur = lines.last_mut().map_or(0, |l| l.chars().count());
+        let need = piece.chars().count() + usize::from(cur > 0);
+        if cur > 0 && cur + need > room {
+            lines.push(String::new());
+            room = width.saturating_sub(indent.chars().count());
         }
-        Some(n) => format!("{facts}, {n}"),
-        None => cut(&facts, 78),
-    };
-    format!("{}\n{second}\n{third}\n       {}\n", cut(&head, 78), l.link)
+        if let Some(l) = lines.last_mut() {
+            if !l.is_empty() {
+                l.push(' ');
+            }
+            l.push_str(&cut(&piece, room));
+        }
+    }
+    lines
 }
 
-fn section(out: &mut String, title: &str, lines: &[Line], more: &str) {
+/// One case: what regressed and by how much, the commit, where and how
+/// old with its tags, the link; at most [`WIDTH`] columns a line.
+fn entry(l: &Line) -> String {
+    const INDENT: &str = "       ";
+    let head = format!("#{:<5} {}", l.id, cut(&l.what, 60));
+    let subject = l.commit_subject.as_deref().map_or(String::new(), |s| format!(" {s}"));
+    let second = cut(&format!("{INDENT}{}{subject}", l.commit), WIDTH);
+    let tree = l.tree.as_deref().filter(|t| !t.is_empty()).unwrap_or("-");
+    let facts = cut(&format!("{INDENT}{tree}, {}d old", l.age_days), WIDTH);
+    let mut third = facts.clone();
+    if !l.tags.is_empty() {
+        let used = facts.chars().count() + 2;
+        let room = WIDTH.saturating_sub(used);
+        // The tags follow the facts, or start a line of their own when
+        // not even the first fits beside them.
+        let first_fits = l.tags.first().is_some_and(|t| t.chars().count() < room);
+        let lines = if first_fits {
+            wrap_list(&l.tags, room, INDENT, WIDTH)
+        } else {
+            let mut v = vec![String::new()];
+            v.extend(wrap_list(&l.tags, WIDTH - INDENT.len(), INDENT, WIDTH));
+            v
+        };
+        for (i, t) in lines.iter().enumerate() {
+            match i {
+                0 if t.is_empty() => third.push(':'),
+                0 => third.push_str(&format!(": {t}")),
+                _ => third.push_str(&format!("\n{INDENT}{t}")),
+            }
+        }
+    }
+    format!("{}\n{second}\n{third}\n{INDENT}{}\n", cut(&head, WIDTH), l.link)
+}
+
+/// A section: its title and count, its entries up to `room` lines (and
+/// [`SECTION_LIMIT`] entries), then how many more and where they are.
+fn section(out: &mut String, title: &str, lines: &[Line], more: &str, room: usize) {
     if lines.is_empty() {
         return;
     }
     out.push_str(&format!("{title} ({})\n\n", lines.len()));
-    for l in lines.iter().take(SECTION_LIMIT) {
-        out.push_str(&entry(l));
+    let mut used = 2;
+    let mut shown = 0;
+    for (i, l) in lines.iter().enumerate().take(SECTION_LIMIT) {
+        let e = entry(l);
+        let n = e.lines().count();
+        let tail = usize::from(i + 1 < lines.len());
+        if used + n + tail > room {
+            break;
+        }
+        out.push_str(&e);
+        used += n;
+        shown += 1;
     }
-    if lines.len() > SECTION_LIMIT {
-        out.push_str(&format!("       and {} more: {more}\n", lines.len() - SECTION_LIMIT));
+    if lines.len() > shown {
+        out.push_str(&more_line(&format!("       and {} more:", lines.len() - shown), more));
     }
     out.push('\n');
 }
 
-/// The digest as mail text: sections by state, each entry on a few lines
-/// of at most 78 columns, a footer on how to subscribe. `more` says where
-/// the full lists are.
-pub fn render(m: &Model, bot: &str, more: &str) -> String {
+/// `lead more`, or `more` on a line of its own when both do not fit.
+fn more_line(lead: &str, more: &str) -> String {
+    if lead.chars().count() + 1 + more.chars().count() <= WIDTH {
+        format!("{lead} {more}\n")
+    } else {
+        format!("{lead}\n       {more}\n")
+    }
+}
+
+/// The line up top: the week's movement of perf regressions.
+pub fn movement_line(m: &Movement) -> String {
+    format!(
+        "This week: {} new, {} fixed, {} reverted; {} still open, {} stale.",
+        m.new, m.fixed, m.reverted, m.still_open, m.stale
+    )
+}
+
+/// The digest as mail text: the movement line, the open regressions in
+/// the attention order (fitting the first screen with it), what closed
+/// and what went stale this week, older stale cases as a count and a
+/// link, improvements, and dmesg and build reports by tree; each line at
+/// most 78 columns.
+pub fn render(m: &Model, bot: &str, links: &Links) -> String {
     let mut out = String::new();
     if m.is_empty() {
         out.push_str(&format!(
@@ -354,47 +654,52 @@ pub fn render(m: &Model, bot: &str, more: &str) -> String {
             &rfc3339(m.week.start)[..10],
             &rfc3339(m.week.end - 1)[..10]
         ));
-    } else {
+        return out;
+    }
+    out.push_str(&format!(
+        "Kernel test robot reports tracked by {bot},\nweek {} ({} to {}).\n\n",
+        m.week.name,
+        &rfc3339(m.week.start)[..10],
+        &rfc3339(m.week.end - 1)[..10]
+    ));
+    out.push_str(&format!("{}\n\n", movement_line(&m.movement)));
+    let room = FIRST_SCREEN.saturating_sub(out.lines().count());
+    section(&mut out, "Open regressions, most urgent first", &m.attention, &links.more, room);
+    section(&mut out, "Closed this week", &m.closed, &links.more, usize::MAX);
+    section(&mut out, "Went stale this week", &m.went_stale, &links.stale, usize::MAX);
+    if m.stale_before > 0 {
+        let n = m.stale_before;
         out.push_str(&format!(
-            "Kernel test robot reports tracked by {bot},\nweek {} ({} to {}).\n\n",
-            m.week.name,
-            &rfc3339(m.week.start)[..10],
-            &rfc3339(m.week.end - 1)[..10]
+            "{n} regression{} stale since before this week (no activity for {} days):\n  {}\n\n",
+            if n == 1 { "" } else { "s" },
+            m.stale_days,
+            links.stale
         ));
-        section(&mut out, "Open regressions, worst first", &m.open, more);
-        section(&mut out, "New this week", &m.new, more);
-        section(&mut out, "Waiting for a retest", &m.waiting_retest, more);
-        section(&mut out, "Retest verdicts this week", &m.verdicts, more);
-        section(&mut out, "Fixes posted, not resolved", &m.fixes_posted, more);
-        section(&mut out, "Resolved this week", &m.resolved, more);
-        section(&mut out, "Stale (no activity)", &m.stale, more);
-        if !m.improvements.is_empty() {
-            out.push_str(&format!("Improvements this week ({})\n\n", m.improvements.len()));
-            for l in m.improvements.iter().take(SECTION_LIMIT) {
-                out.push_str(&format!("{}\n", cut(&format!("#{:<5} {}  {}", l.id, l.what, l.commit), 78)));
-            }
-            if m.improvements.len() > SECTION_LIMIT {
-                out.push_str(&format!("       and {} more: {more}\n", m.improvements.len() - SECTION_LIMIT));
-            }
-            out.push('\n');
+    }
+    if !m.improvements.is_empty() {
+        out.push_str(&format!("Improvements this week ({})\n\n", m.improvements.len()));
+        for l in m.improvements.iter().take(SECTION_LIMIT) {
+            out.push_str(&format!("{}\n", cut(&format!("#{:<5} {}  {}", l.id, l.what, l.commit), WIDTH)));
         }
-        if !m.by_tree.is_empty() || m.functional_open + m.build_open > 0 {
-            out.push_str("dmesg and build reports\n\n");
-            out.push_str(&format!(
-                "  open at the end of the week: {} dmesg, {} build\n",
-                m.functional_open, m.build_open
-            ));
-            if !m.by_tree.is_empty() {
-                out.push_str(&format!("\n  {:<52} {:>8} {:>8}\n", "new this week, by tree", "dmesg", "build"));
-                for t in m.by_tree.iter().take(3 * SECTION_LIMIT) {
-                    out.push_str(&format!("  {:<52} {:>8} {:>8}\n", cut(&t.tree, 52), t.functional, t.build));
-                }
-                if m.by_tree.len() > 3 * SECTION_LIMIT {
-                    out.push_str(&format!("  and {} more trees\n", m.by_tree.len() - 3 * SECTION_LIMIT));
-                }
-            }
-            out.push('\n');
+        if m.improvements.len() > SECTION_LIMIT {
+            let lead = format!("       and {} more:", m.improvements.len() - SECTION_LIMIT);
+            out.push_str(&more_line(&lead, &links.more));
         }
+        out.push('\n');
+    }
+    if !m.by_tree.is_empty() || m.functional_open + m.build_open > 0 {
+        out.push_str("dmesg and build reports\n\n");
+        out.push_str(&format!("  open at the end of the week: {} dmesg, {} build\n", m.functional_open, m.build_open));
+        if !m.by_tree.is_empty() {
+            out.push_str(&format!("\n  {:<52} {:>8} {:>8}\n", "new this week, by tree", "dmesg", "build"));
+            for t in m.by_tree.iter().take(3 * SECTION_LIMIT) {
+                out.push_str(&format!("  {:<52} {:>8} {:>8}\n", cut(&t.tree, 52), t.functional, t.build));
+            }
+            if m.by_tree.len() > 3 * SECTION_LIMIT {
+                out.push_str(&format!("  and {} more trees\n", m.by_tree.len() - 3 * SECTION_LIMIT));
+            }
+        }
+        out.push('\n');
     }
     out
 }
@@ -402,6 +707,58 @@ pub fn render(m: &Model, bot: &str, more: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn open_line(id: i64, tags: &[&str]) -> Line {
+        Line {
+            id,
+            kind: "perf-regression".into(),
+            what: format!("will-it-scale.per_thread_ops -{id}.5%"),
+            change_pct: Some(-(id as f64) - 0.5),
+            commit: "2b3c4d5e6f70".into(),
+            commit_subject: Some("mm: page_alloc: batch the zone lock in free_pcppages_bulk".into()),
+            tree: Some("linux-next/master".into()),
+            opened_at: 0,
+            age_days: 123,
+            state: "fix-posted".into(),
+            last_event: None,
+            link: format!("https://lore.kernel.org/r/202605121402.b8b8b8{id:02}-lkp@intel.com"),
+            note: None,
+            significance: Some(Significance::Marginal),
+            tags: tags.iter().map(|t| t.to_string()).collect(),
+        }
+    }
+
+    /// However many open regressions and however long their tags, the
+    /// movement line and the first section fit the first screen, and say
+    /// how many more there are and where.
+    #[test]
+    fn the_first_section_fits_the_first_screen() {
+        let week = Week::of_date("2026-05-13").unwrap_or_else(|| Week::containing(0));
+        let mut m = model(&[], &week, 30, "https://lore.kernel.org/r/", None);
+        let long = [
+            "new",
+            "fix posted",
+            "waiting 12d",
+            "retest: partly-recovered (marginal)",
+            "retest: result unknown",
+            "still present in mainline",
+            "marginal",
+        ];
+        m.attention = (1..=30).map(|i| open_line(i, if i % 2 == 0 { &long } else { &["new"] })).collect();
+        m.movement.still_open = 30;
+        let links = Links::new(Some("https://lkpbot.example.org/dashboard/of/a/long/path/for/the/list/"));
+        let text = render(&m, "lkpbot", &links);
+        let lines: Vec<&str> = text.lines().collect();
+        let title = lines.iter().position(|l| l.starts_with("Open regressions")).unwrap_or(0);
+        let end = lines[title + 2..].iter().position(|l| l.is_empty()).map_or(lines.len(), |i| title + 2 + i);
+        assert!(end <= FIRST_SCREEN, "the first section ends on line {end}:\n{text}");
+        assert!(end >= FIRST_SCREEN - 5, "room is left unused: {end} lines:\n{text}");
+        assert!(lines.iter().all(|l| l.chars().count() <= WIDTH), "{text}");
+        assert!(text.contains(" more:\n       https://lkpbot.example.org/dashboard/"), "{text}");
+        // Every tag is shown, wrapped on lines of their own.
+        assert!(text.contains("123d old: new, fix posted, waiting 12d,\n"), "{text}");
+        assert!(text.contains("\n       still present in mainline, marginal\n"), "{text}");
+    }
 
     #[test]
     fn iso_weeks() {

@@ -282,10 +282,23 @@ impl Verdict {
     }
 }
 
+/// Replies of the bot counted against one of its budgets within the
+/// hour (`act::policy`), as the store counts them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Spent {
+    /// Replies and limit notices made.
+    pub sent: u32,
+    /// When the oldest was made (a place frees an hour later).
+    pub oldest: Option<i64>,
+    /// Of them, limit notices.
+    pub notices: u32,
+}
+
 /// How a message's sender was authenticated, if at all: the answer to
 /// "is this mail from whom it says?". Verification is done once, when a
 /// fresh message the bot would act on arrives, and stored with it; every
-/// other message (history, discussion) is [`Auth::none`].
+/// other message (history, discussion) was never verified
+/// ([`AuthMethod::Unverified`], the default), which shows as `none` too.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Auth {
     pub method: AuthMethod,
@@ -300,8 +313,11 @@ pub struct Auth {
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum AuthMethod {
-    /// Not authenticated (or never verified).
+    /// Never verified: history, discussion, or `[auth] dkim = "off"`.
+    /// Judged by its From, as a mail from before verification was.
     #[default]
+    Unverified,
+    /// Verified, and not authenticated (the reason says why).
     None,
     /// A DKIM signature of this domain passed, aligned with From.
     Dkim(String),
@@ -317,26 +333,33 @@ impl Auth {
     }
 
     pub fn is_authenticated(&self) -> bool {
-        self.method != AuthMethod::None
+        matches!(self.method, AuthMethod::Dkim(_) | AuthMethod::Arc(_))
+    }
+
+    /// Whether it was verified at all (authenticated or not).
+    pub fn was_verified(&self) -> bool {
+        self.method != AuthMethod::Unverified
     }
 
     /// `dkim:<domain>`, `arc:<sealer>` or `none`: how events show it.
     pub fn label(&self) -> String {
         match &self.method {
-            AuthMethod::None => "none".into(),
+            AuthMethod::Unverified | AuthMethod::None => "none".into(),
             AuthMethod::Dkim(d) => format!("dkim:{d}"),
             AuthMethod::Arc(s) => format!("arc:{s}"),
         }
     }
 
-    /// Reads back what [`Auth::label`] wrote (anything else is `none`).
+    /// Reads back what [`Auth::label`] wrote (anything else is `none`;
+    /// no label at all: never verified).
     pub fn from_parts(label: Option<&str>, author: Option<String>, reason: Option<String>) -> Auth {
-        let method = match label.and_then(|l| l.split_once(':')) {
-            Some(("dkim", d)) if !d.is_empty() => AuthMethod::Dkim(d.to_string()),
-            Some(("arc", s)) if !s.is_empty() => AuthMethod::Arc(s.to_string()),
-            _ => AuthMethod::None,
+        let method = match label.map(|l| l.split_once(':')) {
+            None => AuthMethod::Unverified,
+            Some(Some(("dkim", d))) if !d.is_empty() => AuthMethod::Dkim(d.to_string()),
+            Some(Some(("arc", s))) if !s.is_empty() => AuthMethod::Arc(s.to_string()),
+            Some(_) => AuthMethod::None,
         };
-        let author = author.filter(|_| method != AuthMethod::None);
+        let author = author.filter(|_| matches!(method, AuthMethod::Dkim(_) | AuthMethod::Arc(_)));
         Auth { method, author, reason: reason.unwrap_or_default() }
     }
 }
@@ -422,7 +445,9 @@ mod tests {
             assert!(!a.is_authenticated(), "{bad:?}");
             assert_eq!(a.author, None);
             assert_eq!(a.label(), "none");
+            assert_eq!(a.was_verified(), bad.is_some(), "{bad:?}");
         }
+        assert_eq!(Auth::default().method, AuthMethod::Unverified);
     }
 
     #[test]

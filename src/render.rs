@@ -13,6 +13,13 @@ use crate::thread::Incoming;
 
 /// Lines of what the bot writes are at most this long.
 pub const WIDTH: usize = 78;
+/// Everyone a mail of the bot goes to, To and Cc together, at most: a
+/// forged mail must not make the bot write to hundreds.
+pub const MAX_RECIPIENTS: usize = 20;
+/// A Subject is cut to this many characters (a mail's can be any length).
+pub const MAX_SUBJECT_CHARS: usize = 250;
+/// A header line is at most this many bytes (RFC 5322).
+pub const MAX_LINE_BYTES: usize = 998;
 
 /// Every template, by name, as shipped.
 pub const TEMPLATES: &[(&str, &str)] = &[
@@ -21,6 +28,7 @@ pub const TEMPLATES: &[(&str, &str)] = &[
     ("already-requested", include_str!("../templates/already-requested.txt")),
     ("done", include_str!("../templates/done.txt")),
     ("not-allowed", include_str!("../templates/not-allowed.txt")),
+    ("not-authenticated", include_str!("../templates/not-authenticated.txt")),
     ("missing-argument", include_str!("../templates/missing-argument.txt")),
     ("unknown", include_str!("../templates/unknown.txt")),
     ("case-not-found", include_str!("../templates/case-not-found.txt")),
@@ -36,6 +44,7 @@ pub const TEMPLATES: &[(&str, &str)] = &[
     ("retest-request", include_str!("../templates/retest-request.txt")),
     ("verdict", include_str!("../templates/verdict.txt")),
     ("reminder", include_str!("../templates/reminder.txt")),
+    ("limit", include_str!("../templates/limit.txt")),
 ];
 
 fn template(name: &str) -> &'static str {
@@ -189,8 +198,10 @@ pub struct Parent<'a> {
 
 /// The one constructor of a mail the bot writes: its Message-ID derived
 /// from `cause`, threaded under `parent`, the body with the footer and
-/// wrapped at [`WIDTH`]. Every kind of mail (reply, retest request,
-/// reminder, verdict, digest) is made here.
+/// wrapped at [`WIDTH`]; at most [`MAX_RECIPIENTS`] in all (To first, each
+/// once, never the bot itself), the Subject cut to [`MAX_SUBJECT_CHARS`]
+/// (and folded when sent, see [`Outgoing::to_rfc5322`]). Every kind of
+/// mail (reply, retest request, reminder, verdict, digest) is made here.
 #[allow(clippy::too_many_arguments)]
 pub fn compose(
     id: &Identity,
@@ -209,6 +220,22 @@ pub fn compose(
             (Some(p.message_id.clone()), refs)
         }
         None => (None, Vec::new()),
+    };
+    let mut seen: Vec<String> = vec![id.address.to_ascii_lowercase()];
+    let mut keep = |a: &String| {
+        let lower = a.to_ascii_lowercase();
+        let new = !a.is_empty() && !seen.contains(&lower) && seen.len() <= MAX_RECIPIENTS;
+        if new {
+            seen.push(lower);
+        }
+        new
+    };
+    let to: Vec<String> = to.into_iter().filter(&mut keep).collect();
+    let cc: Vec<String> = cc.into_iter().filter(&mut keep).collect();
+    let subject = crate::text::clean(&subject);
+    let subject = match subject.char_indices().nth(MAX_SUBJECT_CHARS) {
+        Some((i, _)) => format!("{}...", &subject[..i]),
+        None => subject.into_owned(),
     };
     Outgoing {
         cause: cause.to_string(),
@@ -236,6 +263,46 @@ fn header_text(s: &str) -> String {
         return s.to_string();
     }
     format!("=?utf-8?b?{}?=", base64(s.as_bytes()))
+}
+
+/// A header, folded: `name: value` broken before spaces so each line
+/// keeps to [`WIDTH`] where it can and never passes [`MAX_LINE_BYTES`].
+/// Printable ASCII is folded at its spaces (a word too long even for a
+/// line of its own is encoded instead); anything else becomes encoded
+/// words of at most 75 characters each, one per line (RFC 2047: the space
+/// between them is not part of the text).
+fn folded_header(name: &str, value: &str) -> String {
+    let ascii = value.bytes().all(|b| (0x20..0x7f).contains(&b));
+    let fits = value.split(' ').all(|w| name.len() + 2 + w.len() <= MAX_LINE_BYTES);
+    let words: Vec<String> = if ascii && fits {
+        value.split(' ').map(str::to_string).collect()
+    } else {
+        // 45 bytes of UTF-8 (never half a character) make 60 of base64.
+        let mut chunks: Vec<&str> = Vec::new();
+        let mut rest = value;
+        while !rest.is_empty() {
+            let mut end = rest.len().min(45);
+            while !rest.is_char_boundary(end) {
+                end -= 1;
+            }
+            let (chunk, tail) = rest.split_at(end.max(rest.chars().next().map_or(1, char::len_utf8)));
+            chunks.push(chunk);
+            rest = tail;
+        }
+        chunks.into_iter().map(|c| format!("=?utf-8?b?{}?=", base64(c.as_bytes()))).collect()
+    };
+    let mut out = format!("{name}:");
+    let mut line = out.len();
+    for (i, w) in words.iter().enumerate() {
+        if i > 0 && line + 1 + w.len() > WIDTH && !(ascii && fits && w.is_empty()) {
+            out.push_str("\r\n");
+            line = 0;
+        }
+        out.push(' ');
+        out.push_str(w);
+        line += 1 + w.len();
+    }
+    out
 }
 
 fn base64(data: &[u8]) -> String {
@@ -274,7 +341,7 @@ impl Outgoing {
         }
         // Text from mail (a title, a reason, a target) never carries
         // control characters into the bot's mail.
-        h.push(format!("Subject: {}", header_text(&crate::text::clean(&self.subject))));
+        h.push(folded_header("Subject", &crate::text::clean(&self.subject)));
         h.push(format!("Date: {}", rfc2822(self.date)));
         h.push(format!("Message-ID: <{}>", self.message_id));
         if let Some(p) = &self.in_reply_to {
@@ -356,6 +423,7 @@ fn outcome_text(line: &str, o: &Answer, case: Option<&CaseView>, max: usize) -> 
         Answer::NotAllowed => {
             ("not-allowed", vars(vec![("addressees", case.map_or(String::new(), |c| c.facts.report_to.join(", ")))]))
         }
+        Answer::NotAuthenticated { reason } => ("not-authenticated", vars(vec![("reason", reason.clone())])),
         Answer::MissingArgument { usage } => ("missing-argument", vars(vec![("usage", usage.clone())])),
         Answer::Unknown { verb, nearest } => (
             "unknown",
@@ -393,11 +461,22 @@ fn outcome_text(line: &str, o: &Answer, case: Option<&CaseView>, max: usize) -> 
     fill(template(name), &v)
 }
 
+/// Who a reply goes to: the sender (as authenticated, else From), with
+/// the thread's recipients as the report had them (its To and Cc: the
+/// commit's author, the maintainers, the lists, the LKP team) in Cc;
+/// never the addresses a command mail adds.
+pub struct Addressees<'a> {
+    pub sender: &'a str,
+    pub thread: &'a [String],
+}
+
 /// The one reply to a command mail.
+#[allow(clippy::too_many_arguments)]
 pub fn reply(
     m: &Incoming,
     r: &Response,
     case: Option<&CaseView>,
+    to: &Addressees<'_>,
     id: &Identity,
     cause: &str,
     now: i64,
@@ -419,13 +498,25 @@ pub fn reply(
         template("reply"),
         &[("name", greeting_name(m)), ("outcomes", outcomes.join("\n\n")), ("case", case_text.trim_end().to_string())],
     );
-    let me = &id.address;
-    let sender = m.from.clone().unwrap_or_default();
-    let mut cc: Vec<String> = m.to.iter().chain(&m.cc).filter(|a| *a != me && **a != sender).cloned().collect();
-    cc.sort();
-    cc.dedup();
     let parent = Parent { message_id: &m.message_id, references: &m.references };
-    compose(id, cause, vec![sender], cc, re(&m.subject), Some(parent), &body, now)
+    compose(id, cause, vec![to.sender.to_string()], to.thread.to_vec(), re(&m.subject), Some(parent), &body, now)
+}
+
+/// The one notice that a reply budget is used up: to the sender alone,
+/// in the thread.
+pub fn limit_notice(
+    m: &Incoming,
+    sender: &str,
+    until: &str,
+    why: &str,
+    id: &Identity,
+    cause: &str,
+    now: i64,
+) -> Outgoing {
+    let body =
+        fill(template("limit"), &[("name", greeting_name(m)), ("until", until.to_string()), ("why", why.to_string())]);
+    let parent = Parent { message_id: &m.message_id, references: &m.references };
+    compose(id, cause, vec![sender.to_string()], Vec::new(), re(&m.subject), Some(parent), &body, now)
 }
 
 /// What the retest backend is asked, as text (the mail) and as JSON (the
@@ -656,6 +747,61 @@ mod tests {
         let lines: Vec<&str> = w.lines().collect();
         assert!(lines[..lines.len() - 1].iter().all(|l| l.len() <= WIDTH));
         assert!(lines.last().unwrap().starts_with("> ") && lines.last().unwrap().len() > WIDTH);
+    }
+
+    fn bot() -> Identity {
+        Identity {
+            address: "bot@example.org".into(),
+            name: "lkpbot".into(),
+            archive_url: "https://lore.kernel.org/r/".into(),
+        }
+    }
+
+    /// However many addresses come in, a mail goes to at most twenty,
+    /// each once, the To first, never the bot.
+    #[test]
+    fn at_most_twenty_recipients() {
+        let cc: Vec<String> = (0..300).map(|i| format!("user{i:03}@example.net")).collect();
+        let to = vec!["Dev@Example.org".to_string()];
+        let mut cc_with = vec!["dev@example.org".to_string(), "BOT@example.org".to_string()];
+        cc_with.extend(cc);
+        let out = compose(&bot(), "c", to, cc_with, "Re: x".into(), None, "hi", 0);
+        assert_eq!(out.to, ["Dev@Example.org"]);
+        assert_eq!(out.recipients().len(), MAX_RECIPIENTS);
+        assert_eq!(out.cc.first().map(String::as_str), Some("user000@example.net"));
+        assert!(!out.recipients().iter().any(|r| r.eq_ignore_ascii_case("bot@example.org")));
+    }
+
+    /// A Subject of any length is cut, folded, and no line of the mail's
+    /// header passes 998 bytes (`tests/answers.rs` reads them back).
+    #[test]
+    fn subjects_are_cut_and_folded() {
+        for subject in [
+            format!("Re: {}", "word ".repeat(2000)),
+            format!("Re: {}", "x".repeat(10_000)),
+            format!("Re: {}", "é".repeat(5000)),
+            format!("Re: [linus:master] [mm]  01b9da291c: {}", "ü word ".repeat(100)),
+        ] {
+            let out = compose(&bot(), "c", vec!["a@example.org".into()], vec![], subject.clone(), None, "hi", 0);
+            assert!(out.subject.chars().count() <= MAX_SUBJECT_CHARS + 3, "{}", out.subject);
+            let raw = String::from_utf8(out.to_rfc5322(&bot())).unwrap();
+            let head = raw.split("\r\n\r\n").next().unwrap();
+            for line in head.split("\r\n") {
+                assert!(line.len() <= MAX_LINE_BYTES, "{} bytes: {line}", line.len());
+            }
+        }
+        // An ordinary subject folds at its spaces, lines within 78.
+        let s = "Re: [linus:master] [mm]  01b9da291c: stress-ng.switch.ops_per_sec 67.7% regression on a long line";
+        let raw =
+            compose(&bot(), "c", vec!["a@example.org".into()], vec![], s.into(), None, "hi", 0).to_rfc5322(&bot());
+        let raw = String::from_utf8(raw).unwrap();
+        let subject: Vec<&str> = raw
+            .split("\r\n")
+            .skip_while(|l| !l.starts_with("Subject:"))
+            .take_while(|l| l.starts_with("Subject:") || l.starts_with(' '))
+            .collect();
+        assert!(subject.len() == 2 && subject.iter().all(|l| l.len() <= WIDTH), "{subject:?}");
+        assert_eq!(subject.join(""), format!("Subject: {s}"));
     }
 
     #[test]

@@ -9,7 +9,8 @@ use serde_json::{Map, Value, json};
 use crate::text::cut;
 
 use crate::case::CaseRecord;
-use crate::case::{CaseKind, Event, replay};
+use crate::case::significance::{self, Significance};
+use crate::case::{CaseKind, Event, EventKind, replay};
 use crate::model::{Auth, AuthMethod, rfc3339};
 
 /// The commit as `{sha, short, subject}`: `sha` only when full.
@@ -37,9 +38,19 @@ fn headline_json(c: &CaseRecord) -> Value {
     }
 }
 
+/// The significance of the fix verdict an event gave, if it gave one.
+fn event_significance(c: &CaseRecord, e: &Event) -> Option<Significance> {
+    if e.kind != EventKind::RetestDone {
+        return None;
+    }
+    significance::of_result(&c.retests, e.message_id.as_ref()?, e.fix_commit.as_deref()?)
+}
+
 /// One case as the contract's object: `id`, `state`, `kind`, `title`,
 /// `report_message_id`, `commit`, `testcase`, `headline`, `messages`,
-/// `events` (each `at`, `kind`, `message_id`) and `related`, then more.
+/// `events` (each `at`, `kind`, `message_id`) and `related`, then more:
+/// a perf case's `significance`, and a fix verdict's
+/// (`verdict_significance`, and on its event and retest column).
 pub fn case_json(c: &CaseRecord, archive_url: &str) -> Value {
     let f = &c.view.facts;
     let (_, steps) = replay(f.kind, &c.events);
@@ -53,6 +64,7 @@ pub fn case_json(c: &CaseRecord, archive_url: &str) -> Value {
                 "message_id": e.message_id,
                 "state": state.as_str(),
                 "verdict": e.verdict,
+                "significance": event_significance(c, e),
                 "fix_commit": e.fix_commit,
                 "note": e.note,
                 "tree": e.tree,
@@ -84,6 +96,8 @@ pub fn case_json(c: &CaseRecord, archive_url: &str) -> Value {
         "opened_at": rfc3339(f.opened_at),
         "updated_at": rfc3339(c.updated_at),
         "verdict": c.verdict,
+        "significance": significance::of_case(f),
+        "verdict_significance": significance::of_case_verdict(c),
         "fix_commit": c.fix_commit,
         "fix_message_id": c.fix_message_id,
         "link": f.report_message_id.link(archive_url),
@@ -104,6 +118,8 @@ fn retest_json(r: &crate::case::CaseRetest, archive_url: &str) -> Value {
         o.insert("metric".into(), Value::String(r.metric.clone()));
         o.insert("verdict".into(), json!(r.verdict.map(|v| v.as_str())));
     }
+    let sig = r.verdict.and_then(|v| significance::of_verdict(v, &r.facts));
+    o.insert("significance".into(), json!(sig));
     Value::Object(o)
 }
 
@@ -135,17 +151,26 @@ fn short_commit(c: &CaseRecord) -> String {
     c.view.facts.commit.as_deref().map_or("-".into(), |s| s.get(..10).unwrap_or(s).to_string())
 }
 
-/// The `cases` table: id, state, age, metric and change, commit, title.
+/// `clear`, `marginal`, or `-` for a case the rule does not apply to.
+pub fn significance_word(s: Option<Significance>) -> &'static str {
+    s.map_or("-", Significance::as_str)
+}
+
+/// The `cases` table: id, state, age, metric and change, its
+/// significance, commit, title.
 pub fn cases_table(cases: &[CaseRecord], now: i64) -> String {
-    let mut out =
-        format!("{:>5}  {:<16}  {:>4}  {:<44}  {:<10}  {}\n", "ID", "STATE", "AGE", "WHAT", "COMMIT", "TITLE");
+    let mut out = format!(
+        "{:>5}  {:<16}  {:>4}  {:<44}  {:<8}  {:<10}  {}\n",
+        "ID", "STATE", "AGE", "WHAT", "SIGNIF", "COMMIT", "TITLE"
+    );
     for c in cases {
         out.push_str(&format!(
-            "{:>5}  {:<16}  {:>4}  {:<44}  {:<10}  {}\n",
+            "{:>5}  {:<16}  {:>4}  {:<44}  {:<8}  {:<10}  {}\n",
             c.view.id.0,
             c.view.state.as_str(),
             age(now - c.view.facts.opened_at),
             cut(&what(c), 44),
+            significance_word(significance::of_case(&c.view.facts)),
             short_commit(c),
             cut(&c.view.facts.title, 90),
         ));
@@ -175,7 +200,8 @@ pub fn case_timeline(c: &CaseRecord, now: i64, archive_url: &str) -> String {
     if !place.is_empty() {
         out.push_str(&format!("tree:     {place}\n"));
     }
-    out.push_str(&format!("test:     {}  {}\n", f.testcase.as_deref().unwrap_or("-"), what(c)));
+    let sig = significance::of_case(f).map_or(String::new(), |s| format!(" ({})", s.as_str()));
+    out.push_str(&format!("test:     {}  {}{sig}\n", f.testcase.as_deref().unwrap_or("-"), what(c)));
     out.push_str(&format!(
         "opened:   {} ({} ago), last activity {}\n",
         day_time(f.opened_at),
@@ -184,7 +210,8 @@ pub fn case_timeline(c: &CaseRecord, now: i64, archive_url: &str) -> String {
     ));
     if let Some(v) = c.verdict {
         let fix = c.fix_commit.as_ref().map_or(String::new(), |x| format!(" (fix {x})"));
-        out.push_str(&format!("verdict:  {}{fix}\n", v.as_str()));
+        let sig = significance::of_case_verdict(c).map_or(String::new(), |s| format!(", {}", s.as_str()));
+        out.push_str(&format!("verdict:  {}{fix}{sig}\n", v.as_str()));
     }
     if let Some(m) = &c.fix_message_id {
         out.push_str(&format!("fix:      {}\n", m.link(archive_url)));
@@ -202,7 +229,8 @@ pub fn case_timeline(c: &CaseRecord, now: i64, archive_url: &str) -> String {
             line.push_str(&format!("  {from} ({}): {}", m.auth.label(), cut(&m.subject, 70)));
         }
         if let Some(v) = e.verdict {
-            line.push_str(&format!("  [{}]", v.as_str()));
+            let sig = event_significance(c, e).map_or(String::new(), |s| format!(", {}", s.as_str()));
+            line.push_str(&format!("  [{}{sig}]", v.as_str()));
         }
         if let Some(n) = e.note.as_ref().filter(|_| e.verdict.is_none()) {
             line.push_str(&format!("  [{}]", cut(n, 60)));

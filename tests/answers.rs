@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use lkpbot::act::policy::{self, Policy, World};
 use lkpbot::case::{CaseFacts, CaseId, CaseKind, CaseState, CaseView, Replayed};
 use lkpbot::classify::{ClassifyConfig, classify};
-use lkpbot::model::{Direction, MessageId, Verdict};
+use lkpbot::model::{Auth, Direction, MessageId, Verdict};
 use lkpbot::render::{self, Identity, Outgoing, RetestRequestFacts};
 use lkpbot::thread::Incoming;
 
@@ -88,9 +88,25 @@ fn check(name: &str, out: &Outgoing) -> Result<(), String> {
 /// The bot's reply to `body` in `w` under `p`, through the policy and the
 /// renderer as the engine calls them.
 fn reply(name: &str, body: &str, w: &World, p: &Policy) -> Outgoing {
-    let m = command_mail(name, body);
+    reply_from(name, body, w, p, Auth::default())
+}
+
+/// [`reply`] to a mail whose sender was verified as `auth` says.
+fn reply_from(name: &str, body: &str, w: &World, p: &Policy, auth: Auth) -> Outgoing {
+    let mut m = command_mail(name, body);
+    m.auth = auth;
     let r = policy::respond(&m, w, p).unwrap_or_else(|s| panic!("{name}: silent: {s:?}"));
-    render::reply(&m, &r, w.case.as_ref(), &identity(), &format!("reply:{}", m.message_id), NOW, p.max_commands)
+    let sender = p.sender(&m).unwrap().to_string();
+    let to = render::Addressees { sender: &sender, thread: &thread() };
+    render::reply(&m, &r, w.case.as_ref(), &to, &identity(), &format!("reply:{}", m.message_id), NOW, p.max_commands)
+}
+
+/// Whom the report went to (To, then Cc): a reply in its thread copies
+/// them, and no one its command mail adds.
+fn thread() -> Vec<String> {
+    ["author@example.org", "committer@example.org", "oe-lkp@lists.linux.dev", "lkp@intel.com", "linux-mm@kvack.org"]
+        .map(String::from)
+        .to_vec()
 }
 
 #[test]
@@ -142,6 +158,34 @@ fn every_reply_to_a_command() {
         if let Err(e) = check(&format!("reply-{name}"), &reply(name, body, w, p)) {
             bad.push(e);
         }
+    }
+    // Under `require`, a sender whose mail did not pass.
+    let require = Policy { require_auth: true, ..Policy::default() };
+    let forged = || Auth::none("no DKIM signature");
+    let refused: &[(&str, &str, &World)] =
+        &[("not-authenticated", "#lkp resolve", &may), ("not-authenticated-subscribe", "#lkp subscribe", &world())];
+    for (name, body, w) in refused {
+        if let Err(e) = check(&format!("reply-{name}"), &reply_from(name, body, w, &require, forged())) {
+            bad.push(e);
+        }
+    }
+    // A budget used up: the one notice, to the sender alone.
+    let m = command_mail("limited", "please retest");
+    let w = World { to_sender: policy::Spent { sent: 10, oldest: Some(NOW - 1500), notices: 0 }, ..world() };
+    let silence = policy::respond(&m, &w, &Policy::default()).unwrap_err();
+    let policy::Silence::RateLimited { budget, until, tell: true } = silence else { panic!("{silence:?}") };
+    let used = policy::budget_used(budget, &m, &w, &Policy::default());
+    let notice = render::limit_notice(
+        &m,
+        "jane@example.org",
+        &policy::hh_mm(until),
+        &used,
+        &identity(),
+        "reply:limited@example.org",
+        NOW,
+    );
+    if let Err(e) = check("limit", &notice) {
+        bad.push(e);
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
@@ -216,4 +260,28 @@ fn the_retest_request_the_reminder_and_the_verdict() {
         }
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// A Subject of any length (the command mail's, taken up by `Re:`) is
+/// cut to 250 characters, folded, no line of the header passes 998 bytes,
+/// and a mail reader reads it back as it was cut.
+#[test]
+fn long_subjects_are_cut_and_folded() {
+    for subject in [
+        format!("Re: {}", "word ".repeat(2000)),
+        format!("Re: {}", "x".repeat(10_000)),
+        format!("Re: {}", "é".repeat(5000)),
+        format!("Re: [linus:master] [mm]  01b9da291c: {}", "ü word ".repeat(100)),
+    ] {
+        let out =
+            render::compose(&identity(), "c", vec!["a@example.org".into()], vec![], subject.clone(), None, "hi", NOW);
+        let raw = out.to_rfc5322(&identity());
+        let text = String::from_utf8(raw.clone()).unwrap();
+        let head = text.split("\r\n\r\n").next().unwrap();
+        assert!(head.split("\r\n").all(|l| l.len() <= render::MAX_LINE_BYTES), "{head}");
+        let back = lkpbot::mail::parse(&raw);
+        let cut: String = subject.chars().take(render::MAX_SUBJECT_CHARS).collect();
+        let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert_eq!(words(back.subject.trim_end_matches("...")), words(&cut), "{head}");
+    }
 }

@@ -11,49 +11,13 @@ use std::time::{Duration, Instant};
 use lkpbot::auth::Verifier;
 use lkpbot::model::{Auth, AuthMethod};
 use mail_auth::arc::ArcSealer;
-use mail_auth::common::crypto::{Ed25519Key, RsaKey, Sha256, SigningKey};
+use mail_auth::common::crypto::{RsaKey, Sha256};
 use mail_auth::common::headers::HeaderWriter;
 use mail_auth::dkim::DkimSigner;
 use mail_auth::{AuthenticatedMessage, AuthenticationResults, MessageAuthenticator, Parameters};
 
 use crate::thread::block_on;
-use crate::util;
-
-/// Nothing listens here: a key that is not pinned cannot be fetched.
-const NO_DNS: &str = "127.0.0.1:9";
-
-fn fixture(name: &str) -> Vec<u8> {
-    std::fs::read(util::fixtures().join("auth").join(name)).unwrap()
-}
-
-fn rsa() -> RsaKey<Sha256> {
-    #[allow(deprecated)]
-    RsaKey::<Sha256>::from_rsa_pem(&String::from_utf8(fixture("rsa-2048.pem")).unwrap()).unwrap()
-}
-
-fn ed25519() -> Ed25519Key {
-    Ed25519Key::from_pkcs8_maybe_unchecked_der(&fixture("ed25519.pk8")).unwrap()
-}
-
-fn rsa_record() -> String {
-    format!("v=DKIM1; k=rsa; p={}", String::from_utf8(fixture("rsa-2048.pub.b64")).unwrap())
-}
-
-fn ed25519_record() -> String {
-    format!("v=DKIM1; k=ed25519; p={}", String::from_utf8(fixture("ed25519.pub.b64")).unwrap())
-}
-
-/// The keys file the end-to-end tests use.
-fn keys_file() -> String {
-    format!(
-        "# test keys\nrsa._domainkey.example.org {}\ned._domainkey.example.org {}\nrsa._domainkey.other.org {}\n\
-         arc._domainkey.lists.example.net {}\n",
-        rsa_record(),
-        ed25519_record(),
-        rsa_record(),
-        rsa_record()
-    )
-}
+use crate::util::dkim::{NO_DNS, SIGNED, ed25519, keys_file, rsa, sign};
 
 /// A verifier with the test keys pinned and no DNS.
 fn verifier(trusted_arc: &[&str]) -> Verifier {
@@ -73,20 +37,6 @@ fn message(from: &str, body: &str) -> String {
          Date: Mon, 30 Nov 2026 10:00:00 +0000\r\nMessage-ID: <m1@example.org>\r\n\r\n{body}\r\n"
     )
 }
-
-/// `text` with a DKIM-Signature of `domain` (selector `selector`) over
-/// `headers`.
-fn sign<K: SigningKey>(key: K, domain: &str, selector: &str, headers: &[&str], text: &str) -> String {
-    let sig = DkimSigner::from_key(key)
-        .domain(domain)
-        .selector(selector)
-        .headers(headers.iter().copied())
-        .sign(text.as_bytes())
-        .unwrap();
-    sig.to_header() + text
-}
-
-const SIGNED: &[&str] = &["From", "To", "Subject", "Date", "Message-ID"];
 
 fn verify(v: &Verifier, raw: &str) -> Auth {
     block_on(v.verify(raw.as_bytes()))
@@ -365,7 +315,7 @@ fn the_result_is_kept_when_a_message_is_threaded_again() {
     let with_keys = std::sync::Arc::new(verifier(&[]));
     let no_keys =
         std::sync::Arc::new(Verifier::new(&[NO_DNS.parse().unwrap()], vec![], Duration::from_secs(2)).unwrap());
-    let log = Log::default();
+    let log = crate::util::Log::default();
     let subscriber = tracing_subscriber::fmt().with_writer(log.clone()).with_ansi(false).finish();
     tracing::subscriber::with_default(subscriber, || {
         block_on(async {
@@ -391,33 +341,4 @@ fn the_result_is_kept_when_a_message_is_threaded_again() {
     let text = log.text();
     let answered = text.lines().find(|l| l.contains("reply queued")).unwrap_or_else(|| panic!("no reply: {text}"));
     assert!(answered.contains("auth=dkim:example.org"), "{answered}");
-}
-
-/// Log lines, captured.
-#[derive(Clone, Default)]
-struct Log(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-
-impl Log {
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
-    }
-}
-
-impl std::io::Write for Log {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Log {
-    type Writer = Log;
-
-    fn make_writer(&'a self) -> Log {
-        self.clone()
-    }
 }

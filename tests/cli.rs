@@ -125,7 +125,8 @@ fn store_errors_say_their_cause_once() {
 fn the_example_config_is_valid() {
     let path = util::repo().join("config/example.toml");
     let cfg = lkpbot::config::Config::load(&path).unwrap();
-    assert_eq!(cfg.sources.len(), 3);
+    assert_eq!(cfg.sources.len(), 4);
+    assert!(cfg.sources.iter().any(|s| s.kind == lkpbot::config::SourceKind::PublicInbox));
     assert!(cfg.smtp.is_some());
     let text = std::fs::read_to_string(&path).unwrap();
     for section in ["[store]", "[bot]", "[[sources]]", "[smtp]", "[outbox]", "[retest]", "[digest]", "[web]"] {

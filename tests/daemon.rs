@@ -392,6 +392,63 @@ fn local_sources_pick_up_what_arrives() {
     }
 }
 
+/// `run` and `ingest` agree at once: right after the daemon's first pass
+/// over an mbox of 2018 reports its cases are what `ingest` of the same
+/// file makes, stale marks included (the hourly sweep does not wait an
+/// hour after start, so a fresh daemon never shows old cases as
+/// `reported`).
+#[test]
+fn the_first_sync_marks_stale_cases_as_ingest_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let mbox = dir.path().join("list.mbox");
+    std::fs::copy(util::fixtures().join("threads/same-patch-two-shas.mbox"), &mbox).unwrap();
+    // Written an hour ago: a followed mbox whose last message is still
+    // being written holds that message back.
+    let an_hour_ago = std::time::SystemTime::now() - Duration::from_secs(3600);
+    std::fs::File::options().write(true).open(&mbox).unwrap().set_modified(an_hour_ago).unwrap();
+    let cfg = dir.path().join("lkpbot.toml");
+    std::fs::write(
+        &cfg,
+        "[store]\npath = \"s.db\"\n[bot]\nstale_days = 30\n[[sources]]\nkind = \"mbox\"\npath = \"list.mbox\"\npoll_seconds = 3600\n",
+    )
+    .unwrap();
+    let ingest_db = dir.path().join("ingest.db");
+    let out =
+        lkpbot(&cfg, &["--db", ingest_db.to_str().unwrap(), "ingest", mbox.to_str().unwrap()], "").output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let want = read_cases(&ingest_db).unwrap();
+    assert!(
+        want.values().all(|c| c.starts_with("state stale\n") || c.starts_with("state informational\n")),
+        "{want:?}"
+    );
+
+    let bot = spawn_bot(&cfg, &["run"]);
+    let store = dir.path().join("s.db");
+    let mut last = None;
+    let waited = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        wait_for("the daemon's cases to be ingest's", Duration::from_secs(30), || {
+            last = read_cases(&store);
+            last.as_ref() == Some(&want)
+        })
+    }));
+    let out = stop(bot);
+    if waited.is_err() {
+        let diff = last.as_ref().and_then(|got| first_difference(&want, got));
+        panic!("not ingest's after the first pass: {diff:?}\n{}", String::from_utf8_lossy(&out.stderr));
+    }
+    assert!(bot_log(&cfg).contains("first pass done"), "{}", bot_log(&cfg));
+}
+
+/// The cases of a store as a reader sees it (`None` while there is none).
+fn read_cases(store: &Path) -> Option<std::collections::BTreeMap<String, String>> {
+    block_on(async {
+        let r = lkpbot::store::Reader::open(store).await.ok()?;
+        let cases = r.cases(CaseFilter::All, true).await.ok();
+        r.close().await;
+        cases.map(|c| canonical(&c))
+    })
+}
+
 /// TLS from the first byte, and STARTTLS, against a server whose
 /// certificate a CA of its own signed (`ca_file`); without that CA the
 /// certificate is refused, and the run says so.

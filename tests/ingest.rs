@@ -265,6 +265,8 @@ fn cli_ingest_cases_and_case() {
         table.contains("stale") && table.contains("fio.write_iops -30.2%") && table.contains("fedcba9876"),
         "{table}"
     );
+    // -30.2% with no %stddev printed (so under 2% each side): clear.
+    assert!(table.contains("-30.2%") && table.contains("  clear  "), "{table}");
     let out = lkpbot(&["--db", db, "cases", "--json", "--state", "all"]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let case = &v[0];
@@ -286,6 +288,9 @@ fn cli_ingest_cases_and_case() {
     assert_eq!(case["report_message_id"], "202604071400.bbbb0001-lkp@intel.com");
     assert_eq!(case["commit"]["sha"], "fedcba9876543210fedcba9876543210fedcba98");
     assert_eq!(case["headline"]["metric"], "fio.write_iops");
+    // The fixup moved the metric +42.7% from the bad commit: clearly recovered.
+    assert_eq!((&case["significance"], &case["verdict_significance"]), (&"clear".into(), &"clear".into()));
+    assert_eq!(case["retests"][0]["significance"], "clear");
     assert_eq!(case["messages"].as_array().unwrap().len(), 3);
     let kinds: Vec<&str> = case["events"].as_array().unwrap().iter().map(|e| e["kind"].as_str().unwrap()).collect();
     assert_eq!(kinds, ["reported", "retest-requested", "retest-done", "stale"]);
@@ -293,7 +298,8 @@ fn cli_ingest_cases_and_case() {
     let id = case["id"].to_string();
     let out = lkpbot(&["--db", db, "case", &id]);
     let timeline = String::from_utf8(out.stdout).unwrap();
-    assert!(timeline.contains("verdict:  recovered (fix 5566778899)"), "{timeline}");
+    assert!(timeline.contains("verdict:  recovered (fix 5566778899), clear"), "{timeline}");
+    assert!(timeline.contains("fio.write_iops -30.2% (clear)"), "{timeline}");
     assert!(timeline.contains("retest-done      -> retest-done"), "{timeline}");
     let out = lkpbot(&["--db", db, "case", &id, "--json"]);
     let one: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -310,6 +316,9 @@ fn cli_errors_map_to_exit_codes() {
     let db = dir.path().join("x.db");
     let db = db.to_str().unwrap();
     assert_eq!(lkpbot(&["--db", db, "cases", "--state", "nonsense"]).status.code(), Some(1));
+    let out = lkpbot(&["--db", db, "cases", "--sort", "nonsense"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("attention"), "the error names the orders");
     assert_eq!(lkpbot(&["--db", db, "case", "999"]).status.code(), Some(1));
     let out = lkpbot(&["--db", db, "ingest", "/nonexistent/archive.mbox"]);
     assert_eq!(out.status.code(), Some(1));

@@ -261,27 +261,3 @@ fn held_out_set_precision_and_recall() {
     let m = measure("held-out set (the lifecycle fix patches' threads)", &fix, &got);
     meets_the_targets(&m);
 }
-
-/// `LABELS_SHOW=<message-id>,... cargo test --test tests show_labelled -- --ignored --nocapture`
-/// prints what the classifier reads in the named replies, sentence by
-/// sentence: a tool for reading the disagreements.
-#[test]
-#[ignore = "a reading aid, run by hand"]
-fn show_labelled() {
-    let ids: Vec<String> = std::env::var("LABELS_SHOW").unwrap_or_default().split(',').map(str::to_string).collect();
-    for mbox in ["lkp-threads.mbox", "lkp-lifecycle.mbox"] {
-        let Some(path) = util::shared_file(&format!("corpus/{mbox}")) else { return };
-        for raw in lkpbot::source::open(&path).expect("open corpus") {
-            let mail = lkpbot::mail::parse(&raw.expect("read corpus").bytes);
-            if !ids.contains(&mail.message_id.to_string()) {
-                continue;
-            }
-            let c = classify::classify(&mail, &ClassifyConfig::default());
-            eprintln!("== {} {} {:?} {:?}", mail.message_id, c.kind.as_str(), c.sender, c.outcome);
-            let own = lkpbot::mail::quote::unquoted(&mail.body);
-            for s in classify::text::sentences(lkpbot::text::strip_signature(&own)) {
-                eprintln!("  | {}", s.text);
-            }
-        }
-    }
-}

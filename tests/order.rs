@@ -210,3 +210,46 @@ fn reply_then_report_twice_is_all_duplicates() {
         assert_eq!(e.store().table_stats().await.unwrap(), before);
     });
 }
+
+/// Ordinary list traffic whose thread arrives backwards (a reply before
+/// the message it answers, in one batch and across batches) waits for
+/// the missing messages and settles once they are all here: the store
+/// ends as the thread in order leaves it, with no bytes kept and nothing
+/// waited for.
+#[test]
+fn list_traffic_arriving_backwards_settles() {
+    let mail = |n: usize, parents: &[usize]| -> Vec<u8> {
+        let mut m = format!(
+            "From: Dev {n} <dev{n}@example.org>\nTo: linux-mm@kvack.org\nSubject: Re: [PATCH] mm: tidy up\n\
+             Date: Mon, 1 Jan 2024 00:00:{n:02} +0000\nMessage-ID: <list{n}@example.org>\n"
+        );
+        if let Some(p) = parents.last() {
+            m.push_str(&format!("In-Reply-To: <list{p}@example.org>\nReferences:"));
+            for p in parents {
+                m.push_str(&format!(" <list{p}@example.org>"));
+            }
+            m.push('\n');
+        }
+        m.push_str("\nLooks good to me.\n");
+        m.into_bytes()
+    };
+    let thread = [mail(1, &[]), mail(2, &[1]), mail(3, &[1, 2]), mail(4, &[1, 2, 3])];
+    let backwards: Vec<Vec<u8>> = thread.iter().rev().cloned().collect();
+    for batch in [1, 2, 1024] {
+        let dir = tempfile::tempdir().unwrap();
+        let stats = block_on(async {
+            let path = dir.path().join("lkpbot.db");
+            let mut e = engine(Store::open(&path).await.unwrap());
+            for (i, m) in backwards.iter().enumerate() {
+                e.push(env(m)).await.unwrap();
+                if (i + 1) % batch == 0 {
+                    e.flush().await.unwrap();
+                }
+            }
+            e.finish().await.unwrap();
+            e.store().table_stats().await.unwrap()
+        });
+        let rows = |t: &str| stats.iter().find(|s| s.table == t).unwrap().rows;
+        assert_eq!((rows("messages"), rows("raw_messages"), rows("thread_deps")), (4, 0, 0), "batch {batch}");
+    }
+}

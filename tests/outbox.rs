@@ -9,7 +9,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{Duration, Instant};
 
-use lkpbot::deliver::Sender;
+use lkpbot::deliver::Mailer;
 use lkpbot::store::{MailState, NewMail, Store};
 
 use crate::replies::{PASSWORD_ENV, cases_exist, now, reply, report, stack, stack_with};
@@ -77,9 +77,10 @@ fn wait_until(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
 fn two_runs_on_one_store_send_each_mail_once() {
     let Some(s) = stack("") else { return };
     // More replies to one sender than the hourly budget has.
-    let text = std::fs::read_to_string(&s.cfg)
-        .unwrap()
-        .replace("stale_days = 0\n", "stale_days = 0\nreplies_per_hour = 100\n");
+    let text = std::fs::read_to_string(&s.cfg).unwrap().replace(
+        "stale_days = 0\n",
+        "stale_days = 0\nreplies_per_hour = 100\ncase_unauthenticated_replies_per_hour = 100\n",
+    );
     std::fs::write(&s.cfg, &text).unwrap();
     let list_cfg = s.dir.path().join("list.toml");
     let text = text.replace("user = \"bot\"", "user = \"list\"").replace(PASSWORD_ENV, LIST_PASSWORD_ENV);
@@ -199,7 +200,7 @@ fn the_server_back_every_waiting_mail_goes_in_the_next_pass() {
     )
     .unwrap();
     block_on(async {
-        let sender = Sender::from_config(&cfg, Path::new("t.toml"), clock).unwrap();
+        let sender = Mailer::from_config(&cfg, Path::new("t.toml"), clock).unwrap();
         let mut store = Store::open(&dir.path().join("s.db")).await.unwrap();
         let mut tx = store.begin().await.unwrap();
         for n in 0..3 {

@@ -37,18 +37,29 @@ pub(crate) fn stack(extra: &str) -> Option<Stack> {
 
 /// [`stack`] with `main_cf` added to the Postfix's `main.cf`.
 pub(crate) fn stack_with(extra: &str, main_cf: &str) -> Option<Stack> {
+    stack_full("", extra, main_cf)
+}
+
+/// [`stack_with`] with `bot` added to the config's `[bot]`. Senders are
+/// verified as `[auth]`'s defaults say (`require`), with the test keys
+/// pinned and no DNS.
+pub(crate) fn stack_full(bot: &str, extra: &str, main_cf: &str) -> Option<Stack> {
     let d = Dovecot::start()?;
     let p = Postfix::start_with(d.lmtp_port, main_cf)?;
     let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("keys"), crate::util::dkim::keys_file()).unwrap();
     let cfg = dir.path().join("lkpbot.toml");
     std::fs::write(
         &cfg,
         format!(
             "[store]\npath = \"store.db\"\n\n[bot]\naddress = \"bot@example.org\"\nmaintainers = [\"boss@example.org\"]\n\
-             stale_days = 0\n\n[[sources]]\nkind = \"imap\"\nhost = \"127.0.0.1\"\nport = {}\ntls = \"none\"\nuser = \"bot\"\n\
+             stale_days = 0\n{bot}\n[[sources]]\nkind = \"imap\"\nhost = \"127.0.0.1\"\nport = {}\ntls = \"none\"\nuser = \"bot\"\n\
              password_env = \"{PASSWORD_ENV}\"\npoll_seconds = 3600\n\n[smtp]\nhost = \"127.0.0.1\"\nport = {}\ntls = \"none\"\n\n\
-             [retest]\nbackend = \"email\"\nto = \"lkp@example.org\"\n\n[outbox]\nretry_seconds = 1\n{extra}",
-            d.imap_port, p.smtp_port
+             [retest]\nbackend = \"email\"\nto = \"lkp@example.org\"\n\n[outbox]\nretry_seconds = 1\n\n\
+             [auth]\nkeys_file = \"keys\"\nnameservers = [\"{}\"]\n{extra}",
+            d.imap_port,
+            p.smtp_port,
+            crate::util::dkim::NO_DNS
         ),
     )
     .unwrap();
@@ -113,12 +124,17 @@ impl Stack {
     }
 }
 
-/// The robot's report, sent now to `author@example.org`.
+/// The robot's report, sent now to `author@example.org` with the list
+/// (`list@example.org`) in Cc.
 pub(crate) fn report() -> Vec<u8> {
     let r = String::from_utf8(fixture_messages("reply-chain")[0].clone()).unwrap();
     let r = r
         .replace("202603051000.aaaa0001-lkp@intel.com", REPORT)
-        .replace("Ada Writer <ada@example.org>", "Au Thor <author@example.org>");
+        .replace("Ada Writer <ada@example.org>", "Au Thor <author@example.org>")
+        .replace(
+            "Cc: oe-lkp@lists.linux.dev, lkp@intel.com, linux-mm@kvack.org,\n oliver.sang@intel.com",
+            "Cc: list@example.org",
+        );
     let (head, body) = r.split_once("\n\n").unwrap();
     let head: String = head.lines().filter(|l| !l.starts_with("Date:")).map(|l| format!("{l}\n")).collect::<String>();
     format!("Date: {}\n{head}\n{body}", date(now() - 600)).into_bytes()
@@ -171,6 +187,7 @@ fn a_retest_request_is_answered_and_passed_on_once() {
     assert_eq!(r.auto_submitted.as_deref(), Some("auto-replied"));
     let to_author = s.mail_of("author", 1);
     assert_eq!(to_author[0].message_id, r.message_id, "the thread's recipients are copied");
+    assert_eq!(s.mail_of("list", 1)[0].message_id, r.message_id, "the list the report went to is copied");
     let lkp = s.mail_of("lkp", 1);
     let req = text(&lkp[0]);
     for needle in ["alice@example.org", "1234567890abcdef1234567890abcdef12345678", "will-it-scale", "c1@example.org"] {
@@ -220,13 +237,48 @@ fn who_may_what_and_who_is_never_answered() {
     let outbox = s.outbox();
     assert_eq!(outbox.len(), 2, "{outbox:?}");
 
-    s.d.append("bot", &[reply("b1@example.org", "The Boss <boss@example.org>", "", "#lkp resolve", 10)]);
+    // Anyone can write the maintainer's address in From: unsigned, the
+    // resolve is refused, saying why and what to do; the case stays open.
+    s.d.append("bot", &[reply("f1@example.org", "The Boss <boss@example.org>", "", "#lkp resolve", 15)]);
     s.run_once();
     let boss = s.mail_of("boss", 1);
-    assert!(text(&boss[0]).contains("Done: case") && text(&boss[0]).contains("resolved"), "{}", text(&boss[0]));
-    let cases = s.lkpbot(&["cases", "--json", "--state", "all"]).output().unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&cases.stdout).unwrap();
-    assert_eq!(v[0]["state"], "resolved");
+    let refused = text(&boss[0]);
+    assert!(refused.contains("Not done: I cannot tell") && refused.contains("(no DKIM signature)"), "{refused}");
+    assert!(refused.contains("DKIM signature passes"), "{refused}");
+    assert_eq!(case_json(&s)["state"], "discussed");
+    let forged = event_of(&case_json(&s), "f1@example.org");
+    assert_eq!(forged["kind"], "discussion");
+    assert_eq!(forged["auth"], "none");
+    assert!(forged["note"].as_str().unwrap().contains("not authenticated: no DKIM signature"), "{forged}");
+    // Signed by the maintainer's domain, it is obeyed.
+    let signed = crate::util::dkim::signed(
+        "example.org",
+        &reply("b1@example.org", "The Boss <boss@example.org>", "", "#lkp resolve", 10),
+    );
+    s.d.append("bot", &[signed]);
+    s.run_once();
+    let boss = s.mail_of("boss", 2);
+    assert!(text(&boss[1]).contains("Done: case") && text(&boss[1]).contains("resolved"), "{}", text(&boss[1]));
+    let case = case_json(&s);
+    assert_eq!(case["state"], "resolved");
+    assert_eq!(event_of(&case, "b1@example.org")["auth"], "dkim:example.org");
+}
+
+/// The one case of the stack's store, as `case --json` shows it.
+fn case_json(s: &Stack) -> serde_json::Value {
+    let out = s.lkpbot(&["case", "--json", "1"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The event `message_id` caused in `case`.
+fn event_of(case: &serde_json::Value, message_id: &str) -> serde_json::Value {
+    let events = case["events"].as_array().unwrap();
+    events
+        .iter()
+        .find(|e| e["message_id"] == message_id)
+        .unwrap_or_else(|| panic!("no event of {message_id}: {case}"))
+        .clone()
 }
 
 /// The headers vger adds to its copy of every mail: the list's copy of
@@ -295,32 +347,74 @@ fn replies_survive_a_dead_server_and_a_killed_bot() {
     assert!(s.outbox().iter().all(|m| m["state"] == "sent"));
 }
 
-/// The LKP team's retest result in the thread: the requester hears the
-/// verdict once.
-#[test]
-fn the_verdict_goes_to_whoever_asked() {
-    let Some(s) = stack("") else { return };
-    s.d.append("bot", &[report(), reply("q1@example.org", "Alice <alice@example.org>", "", "please retest", 120)]);
-    s.run_once();
-    s.mail_of("lkp", 1);
+/// The LKP team's retest result (Oliver Sang's, from `retest-fixup`)
+/// answering `request`, with `id`.
+fn lkp_result(id: &str, request: &str) -> Vec<u8> {
     let result = String::from_utf8(fixture_messages("retest-fixup")[2].clone()).unwrap();
     let (head, body) = result.split_once("\n\n").unwrap();
     let head: String = head
         .lines()
-        .filter(|l| !l.starts_with("Date:") && !l.starts_with("In-Reply-To:") && !l.starts_with("References:"))
+        .filter(|l| {
+            !["Date:", "In-Reply-To:", "References:", "Message-ID:", "Message-Id:"].iter().any(|h| l.starts_with(h))
+        })
         .map(|l| format!("{l}\n"))
         .collect();
-    let result = format!(
-        "Date: {}\nIn-Reply-To: <q1@example.org>\nReferences: <{REPORT}> <q1@example.org>\n{head}\n{body}",
+    format!(
+        "Date: {}\nMessage-ID: <{id}>\nIn-Reply-To: <{request}>\nReferences: <{REPORT}> <{request}>\n{head}\n{body}",
         date(now() - 30)
-    );
-    s.d.append("bot", &[result.into_bytes()]);
+    )
+    .into_bytes()
+}
+
+/// The report, and Alice's "please retest" (`id`) passed on to the LKP
+/// team.
+fn retest_asked(s: &Stack, id: &str) {
+    s.d.append("bot", &[report(), reply(id, "Alice <alice@example.org>", "", "please retest", 120)]);
+    s.run_once();
+    s.mail_of("lkp", 1);
+}
+
+/// The LKP team's retest result in the thread, signed by intel.com: the
+/// requester hears the verdict once.
+#[test]
+fn the_verdict_goes_to_whoever_asked() {
+    let Some(s) = stack("") else { return };
+    retest_asked(&s, "q1@example.org");
+    s.d.append("bot", &[crate::util::dkim::signed("intel.com", &lkp_result("result1@intel.com", "q1@example.org"))]);
     s.run_once();
     let alice = s.mail_of("alice", 2);
     let v = text(&alice[1]);
     assert!(v.contains("has come back: recovered"), "{v}");
     s.run_once();
     s.still_has("alice", 2);
+    let case = case_json(&s);
+    assert_eq!(case["verdict"], "recovered", "{case}");
+    assert_eq!(event_of(&case, "result1@intel.com")["auth"], "dkim:intel.com");
+}
+
+/// A retest result anyone could have written: From the LKP team, not
+/// signed. It is kept as discussion with the reason: no verdict, and the
+/// requester is not told; the request stays open for the real one.
+#[test]
+fn a_forged_lkp_result_is_not_judged() {
+    let Some(s) = stack("") else { return };
+    retest_asked(&s, "q2@example.org");
+    s.mail_of("alice", 1);
+    s.d.append("bot", &[lkp_result("forged1@intel.com", "q2@example.org")]);
+    let out = s.run_once();
+    s.still_has("alice", 1);
+    let case = case_json(&s);
+    assert_eq!(case["verdict"], serde_json::Value::Null, "{case}");
+    let e = event_of(&case, "forged1@intel.com");
+    assert_eq!(e["kind"], "discussion", "{e}");
+    assert!(e["note"].as_str().unwrap().contains("result not judged: the sender is not authenticated"), "{e}");
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(log.lines().any(|l| l.contains("result not judged") && l.contains("forged1@intel.com")), "{log}");
+    // The real result, signed, still answers the request.
+    s.d.append("bot", &[crate::util::dkim::signed("intel.com", &lkp_result("result2@intel.com", "q2@example.org"))]);
+    s.run_once();
+    let alice = s.mail_of("alice", 2);
+    assert!(text(&alice[1]).contains("has come back: recovered"), "{}", text(&alice[1]));
 }
 
 /// A command appended to the watched mailbox is answered in the
@@ -464,7 +558,13 @@ fn a_subscriber_confirms_then_gets_the_digest() {
     let Some(s) = stack("[digest]\nto = []\n") else { return };
     s.d.append(
         "bot",
-        &[report(), reply("sub1@example.org", "Alice <alice@example.org>", "", "#lkp subscribe min:5 tree:linus", 60)],
+        &[
+            report(),
+            crate::util::dkim::signed(
+                "example.org",
+                &reply("sub1@example.org", "Alice <alice@example.org>", "", "#lkp subscribe min:5 tree:linus", 60),
+            ),
+        ],
     );
     s.run_once();
     let alice = s.mail_of("alice", 1);
@@ -522,12 +622,21 @@ fn control_bytes_from_mail_reach_no_terminal_page_or_mail() {
     let dir = tempfile::tempdir().unwrap();
     let mbox = dir.path().join("list.mbox");
     let command = format!("#lkp title {HOSTILE_TITLE}");
-    write_mbox(&mbox, &[report(), reply("t1@example.org", "The Boss <boss@example.org>", "", &command, 60)]);
+    let title = crate::util::dkim::signed(
+        "example.org",
+        &reply("t1@example.org", "The Boss <boss@example.org>", "", &command, 60),
+    );
+    write_mbox(&mbox, &[report(), title]);
+    std::fs::write(dir.path().join("keys"), crate::util::dkim::keys_file()).unwrap();
     let cfg = dir.path().join("lkpbot.toml");
     std::fs::write(
         &cfg,
-        "[store]\npath = \"s.db\"\n[bot]\naddress = \"bot@example.org\"\nmaintainers = [\"boss@example.org\"]\n\
-         stale_days = 0\n[outbox]\ndir = \"dry\"\n[retest]\nbackend = \"none\"\n",
+        format!(
+            "[store]\npath = \"s.db\"\n[bot]\naddress = \"bot@example.org\"\nmaintainers = [\"boss@example.org\"]\n\
+             stale_days = 0\n[outbox]\ndir = \"dry\"\n[retest]\nbackend = \"none\"\n\
+             [auth]\nkeys_file = \"keys\"\nnameservers = [\"{}\"]\n",
+            crate::util::dkim::NO_DNS
+        ),
     )
     .unwrap();
     let lkpbot = |args: &[&str]| {
@@ -568,6 +677,11 @@ fn control_bytes_from_mail_reach_no_terminal_page_or_mail() {
             String::from_utf8(bytes.to_vec()).unwrap()
         });
         assert!(page.contains("owned"), "{uri}: {page}");
+        if uri != "/" {
+            // How the sender was authenticated, beside it on the timeline.
+            assert!(page.contains("boss@example.org</span> <span class=\"muted auth\""), "{page}");
+            assert!(page.contains(">(dkim:example.org)<"), "{page}");
+        }
         assert!(!has_control(&page), "{uri} carries control bytes");
     }
 }

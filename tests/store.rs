@@ -76,6 +76,45 @@ fn a_store_from_a_newer_lkpbot_is_refused() {
     });
 }
 
+/// A store made before cases kept their report's %stddev gets them from
+/// its reports when it is opened, so its perf cases say how clear they
+/// are without being imported again.
+#[test]
+fn cases_opened_before_the_noise_columns_get_them_from_their_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lkpbot.db");
+    block_on(async {
+        let run = ingest_into(dir.path(), &fixture_messages("same-patch-two-shas"), false).await;
+        let noise = |cases: &[lkpbot::case::CaseRecord]| -> Vec<(Option<f64>, Option<f64>)> {
+            cases.iter().map(|c| (c.view.facts.base_stddev_pct, c.view.facts.new_stddev_pct)).collect()
+        };
+        let fresh = noise(&run.cases);
+        assert!(fresh.contains(&(None, Some(2.0))), "the improvement prints ± 2% on its new side: {fresh:?}");
+        // As the store was before migration 0007 (and those after it).
+        let url = format!("sqlite://{}", path.display());
+        let mut conn = sqlx::SqliteConnection::connect(&url).await.unwrap();
+        for sql in [
+            "DROP INDEX events_tree",
+            "DROP INDEX cases_commit_subject",
+            "DROP TABLE message_keys",
+            "ALTER TABLE events DROP COLUMN tree",
+            "ALTER TABLE events DROP COLUMN by_addr",
+            "ALTER TABLE events DROP COLUMN tag",
+            "ALTER TABLE events DROP COLUMN tree_commit",
+            "ALTER TABLE messages DROP COLUMN withheld",
+            "ALTER TABLE cases DROP COLUMN base_stddev_pct",
+            "ALTER TABLE cases DROP COLUMN new_stddev_pct",
+            "DELETE FROM _sqlx_migrations WHERE version >= 7",
+        ] {
+            sqlx::query(sql).execute(&mut conn).await.unwrap();
+        }
+        conn.close().await.unwrap();
+        let mut store = Store::open(&path).await.unwrap();
+        let again = store.cases(lkpbot::case::CaseFilter::All, false).await.unwrap();
+        assert_eq!(noise(&again), fresh);
+    });
+}
+
 #[test]
 fn messages_are_unique_by_message_id() {
     block_on(async {

@@ -8,6 +8,9 @@ mod answers;
 
 /// Who a mail is from: DKIM and ARC, signed with test keys, never real DNS.
 mod auth;
+/// Reply budgets, recipients and the loop breaker: what the bot will not
+/// answer, and how it says so.
+mod budgets;
 /// Golden tests: every fixture under `fixtures/classify/` against its
 /// expected JSON, with LF and CRLF line ends.
 mod classify;
@@ -41,6 +44,8 @@ mod outbox;
 mod processes;
 /// Random and mutated mail must never panic the parser or the classifier.
 mod props;
+/// public-inbox v2 inboxes followed by `run` and imported by `ingest`.
+mod public_inbox;
 /// The bot answering through a private Postfix into a private Dovecot.
 mod replies;
 /// The five seed mails the product started from.

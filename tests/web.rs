@@ -37,6 +37,8 @@ struct Got {
     status: StatusCode,
     content_type: String,
     csp: Option<String>,
+    /// The `Link` header (paging of `/api/cases`).
+    link: Option<String>,
     body: String,
 }
 
@@ -49,9 +51,10 @@ fn get(db: &Path, uri: &str, accept: &str) -> Got {
         let res = app.oneshot(req).await.unwrap();
         let status = res.status();
         let h = |n: &str| res.headers().get(n).map(|v| v.to_str().unwrap().to_string());
-        let (content_type, csp) = (h("content-type").unwrap_or_default(), h("content-security-policy"));
+        let (content_type, csp, link) =
+            (h("content-type").unwrap_or_default(), h("content-security-policy"), h("link"));
         let bytes = axum::body::to_bytes(res.into_body(), usize::MAX).await.unwrap();
-        Got { status, content_type, csp, body: String::from_utf8(bytes.to_vec()).unwrap() }
+        Got { status, content_type, csp, link, body: String::from_utf8(bytes.to_vec()).unwrap() }
     })
 }
 
@@ -174,6 +177,12 @@ fn a_case_page_charts_base_bad_and_every_fix() {
     for cell in ["100,000", "60,000", "62,000", "99,000", "±4%", "-38.0%", "recovered", "not-recovered"] {
         assert!(page.contains(cell), "the table lacks {cell}");
     }
+    // Each verdict says how clear it is: the first fix left the metric
+    // 38% below the base, the second moved it 65% up from the bad commit.
+    for cell in ["<td>not-recovered (clear)</td>", "<td>recovered (clear)</td>"] {
+        assert!(page.contains(cell), "the table lacks {cell}");
+    }
+    assert_eq!((&api["significance"], &api["verdict_significance"]), (&"clear".into(), &"clear".into()), "{api}");
     // The timeline links every message to the archive, and the ids copy.
     assert!(page.contains("href=\"https://lore.kernel.org/r/cccc0004-lkp@intel.com\""), "{page}");
     assert!(page.contains("<code>abcdef0123456789abcdef0123456789abcdef01</code>"));
@@ -194,8 +203,12 @@ fn the_list_filters_and_sorts() {
     };
     let wis = case_with(&db, "will-it-scale");
     let hostile = case_with(&db, "alert(1)");
-    // Newest first by default; severity puts the -40% before the -12.5%.
+    // What needs someone first by default: the -12.5% no fix has reached
+    // before the -40% whose fix recovered it. Newest first by age;
+    // severity puts the -40% before the -12.5%.
     assert_eq!(rows("/?state=all"), [hostile, wis]);
+    assert_eq!(rows("/?state=all&sort=attention"), [hostile, wis]);
+    assert_eq!(rows("/?state=all&sort=age"), [hostile, wis]);
     assert_eq!(rows("/?state=all&sort=severity"), [wis, hostile]);
     assert_eq!(rows("/?state=all&sort=oldest"), [wis, hostile]);
     assert_eq!(rows("/?state=all&testcase=stress-ng"), [hostile]);
@@ -203,6 +216,45 @@ fn the_list_filters_and_sorts() {
     assert_eq!(rows("/?state=resolved"), Vec::<i64>::new());
     let api = json(&get(&db, "/api/cases?state=all&testcase=will-it-scale", ANY));
     assert_eq!(api.as_array().unwrap().len(), 1);
+    // Both changes are clear of their noise, and the list says so.
+    let page = get(&db, "/?state=all", HTML).body;
+    assert!(page.contains("<th>significance</th>"), "{page}");
+    assert_eq!(page.matches("<span class=\"sig-clear\">clear</span>").count(), 2, "{page}");
+}
+
+/// `/api/cases` is complete unless `limit` asks for a page; then `after`
+/// goes on, and a `Link` header says where. The HTML list takes `page`.
+#[test]
+fn the_lists_page() {
+    let (_dir, db) = store(&["chart-two-fixes.mbox", "hostile-subject.mbox"]);
+    let ids = |g: &Got| -> Vec<i64> { json(g).as_array().unwrap().iter().map(|c| c["id"].as_i64().unwrap()).collect() };
+    let all = get(&db, "/api/cases?state=all", ANY);
+    assert_eq!(all.link, None);
+    let all = ids(&all);
+    assert_eq!(all.len(), 2);
+    let first = get(&db, "/api/cases?state=all&limit=1", ANY);
+    assert_eq!(ids(&first), all[..1]);
+    let next = format!("/api/cases?state=all&limit=1&after={}", all[0]);
+    assert_eq!(first.link.as_deref(), Some(format!("<{next}>; rel=\"next\"").as_str()));
+    let second = get(&db, &next, ANY);
+    assert_eq!((ids(&second), second.link), (all[1..].to_vec(), None));
+    // A sorted list goes on after the case named, in its own order.
+    let sorted = ids(&get(&db, "/api/cases?state=all&sort=severity", ANY));
+    let rest = ids(&get(&db, &format!("/api/cases?state=all&sort=severity&after={}", sorted[0]), ANY));
+    assert_eq!(rest, sorted[1..]);
+    for bad in [
+        "/api/cases?limit=0",
+        "/api/cases?limit=x",
+        "/api/cases?page=2",
+        "/?page=0",
+        "/?limit=5",
+        "/api/cases?sort=severity&after=999",
+    ] {
+        assert_eq!(get(&db, bad, ANY).status, StatusCode::BAD_REQUEST, "{bad}");
+    }
+    let page = get(&db, "/?state=all", HTML).body;
+    assert!(page.contains("2 cases") && !page.contains("rel=\"next\""), "{page}");
+    assert_eq!(get(&db, "/?state=all&page=2", HTML).status, StatusCode::OK);
 }
 
 /// `lkpbot serve` on its own process and port.

@@ -13,6 +13,13 @@
 //! author and committer), the maintainers and the LKP team. A command
 //! that is not allowed, or lacks the argument it needs, is recorded as
 //! discussion with the reason, and changes nothing.
+//!
+//! Under `[auth] dkim = "require"` who the sender is comes from its
+//! authentication ([`Policy::sender`]), and a sender that was verified
+//! and did not pass ([`Policy::unbelieved`]) changes no case, and its
+//! retest result or test request does not count as the LKP team's: each
+//! is recorded as discussion with the reason. Mail never verified
+//! (history) is judged by its From, as before verification existed.
 
 pub mod policy;
 
@@ -38,10 +45,13 @@ pub fn is_fresh(date: Option<i64>, fetched_at: i64, now: i64, fresh_hours: i64) 
 }
 
 /// Gives each attachment of a command mail the events its commands cause
-/// in that case; other decisions pass through unchanged.
+/// in that case, and a result or request from a sender not believed the
+/// discussion it is instead; other decisions pass through unchanged.
 pub fn apply(m: &Incoming, decision: Decision, cases: &[CaseView], policy: &Policy, at: i64) -> Decision {
-    if m.kind() != Kind::Command {
-        return decision;
+    match m.kind() {
+        Kind::Command => {}
+        Kind::RetestResult | Kind::TestRequest => return unbelieved_lkp(m, decision, policy, at),
+        _ => return decision,
     }
     match decision {
         Decision::Attach(atts) => Decision::Attach(
@@ -56,6 +66,21 @@ pub fn apply(m: &Incoming, decision: Decision, cases: &[CaseView], policy: &Poli
     }
 }
 
+/// A retest result or test request whose sender is not believed: kept as
+/// discussion with the reason (it sets no verdict and answers no request).
+fn unbelieved_lkp(m: &Incoming, decision: Decision, policy: &Policy, at: i64) -> Decision {
+    let Some(why) = policy.unbelieved(m) else { return decision };
+    let what = if m.kind() == Kind::RetestResult { "result not judged" } else { "request not taken" };
+    let note = format!("{what}: the sender is not authenticated ({why})");
+    let event = Event { note: Some(note), ..Event::new(at, EventKind::Discussion, Some(m.message_id.clone())) };
+    match decision {
+        Decision::Attach(atts) => {
+            Decision::Attach(atts.into_iter().map(|att| Membership { events: vec![event.clone()], ..att }).collect())
+        }
+        other => other,
+    }
+}
+
 /// The events `m`'s commands cause in `case`, by the command table: one
 /// per command that does something ([`counted`]: help lines quoted back
 /// and commands beyond `max_commands` do nothing), else one discussion
@@ -64,9 +89,15 @@ pub fn apply(m: &Incoming, decision: Decision, cases: &[CaseView], policy: &Poli
 pub fn command_events(m: &Incoming, case: &CaseView, policy: &Policy, at: i64) -> Vec<Event> {
     let id = Some(m.message_id.clone());
     let ev = |kind, note: Option<String>| Event { note, ..Event::new(at, kind, id.clone()) };
-    let allowed = policy.may_change(m.from.as_deref(), case);
+    let allowed = policy.may_change(policy.sender(m), case);
+    let unbelieved = policy.unbelieved(m);
     let mut out = Vec::new();
     let (counted, _) = counted(&m.classified.commands, policy.max_commands);
+    if let Some(why) = &m.withheld {
+        // The bot did not act on it: nothing it asks is done.
+        let lines: Vec<&str> = counted.iter().map(|c| c.line.as_str()).collect();
+        return vec![ev(EventKind::Discussion, Some(format!("not done: {} ({why})", lines.join("; "))))];
+    }
     for CommandLine { command, line } in counted {
         let Some(verb) = command.verb() else { continue };
         let arg = command.arg();
@@ -89,6 +120,11 @@ pub fn command_events(m: &Incoming, case: &CaseView, policy: &Policy, at: i64) -
                 Some(format!(
                     "not allowed: {line} (only the report's addressees, the maintainers and the LKP team may)"
                 )),
+            ));
+        } else if let Some(why) = unbelieved.filter(|_| verb.who != Who::Anyone) {
+            out.push(ev(
+                EventKind::Discussion,
+                Some(format!("not done: {line} (the sender is not authenticated: {why})")),
             ));
         } else {
             out.push(event);
@@ -175,6 +211,80 @@ mod tests {
             let got: Vec<EventKind> = command_events(&m, &case(), &policy, 5).iter().map(|e| e.kind).collect();
             assert_eq!(&got, want, "{from}: {body}");
         }
+    }
+
+    /// Under `require`: who the sender is comes from its authentication;
+    /// a verified sender that did not pass changes nothing, and its
+    /// result or LKP request is discussion; history (never verified) is
+    /// judged by From.
+    #[test]
+    fn require_believes_only_authenticated_senders() {
+        use crate::model::{Auth, AuthMethod};
+        let policy = Policy { maintainers: vec!["boss@example.org".into()], require_auth: true, ..Policy::default() };
+        let forged = Auth::none("no DKIM signature");
+        let dkim = |who: &str| Auth {
+            method: AuthMethod::Dkim("example.org".into()),
+            author: Some(who.into()),
+            reason: "DKIM signature of example.org (s=s1) verified".into(),
+        };
+        let arc = Auth {
+            method: AuthMethod::Arc("lists.example.net".into()),
+            author: Some("boss@example.org".into()),
+            reason: String::new(),
+        };
+        let rows: Vec<(&str, &str, Auth, EventKind, Option<&str>)> = vec![
+            ("boss@example.org", "#lkp resolve", forged.clone(), EventKind::Discussion, Some("no DKIM signature")),
+            ("boss@example.org", "#lkp title x", forged.clone(), EventKind::Discussion, Some("not authenticated")),
+            ("boss@example.org", "#lkp resolve", dkim("boss@example.org"), EventKind::Resolved, None),
+            // A list that rewrote From: the original author a trusted seal
+            // vouches for is who may.
+            ("list@lists.example.net", "#lkp resolve", arc, EventKind::Resolved, None),
+            // History: never verified, judged by From.
+            ("boss@example.org", "#lkp resolve", Auth::default(), EventKind::Resolved, None),
+            // Anyone may ask for a retest, believed or not.
+            ("anyone@example.net", "please retest", forged.clone(), EventKind::RetestRequested, None),
+            // Not allowed is said before not authenticated.
+            ("anyone@example.net", "#lkp resolve", forged, EventKind::Discussion, Some("not allowed")),
+        ];
+        for (from, body, auth, want, note) in rows {
+            let mut m = mail(from, body);
+            m.auth = auth;
+            let got = command_events(&m, &case(), &policy, 5);
+            assert_eq!(got.iter().map(|e| e.kind).collect::<Vec<_>>(), [want], "{from}: {body}");
+            if let Some(n) = note {
+                assert!(got[0].note.as_deref().unwrap_or("").contains(n), "{from}: {body}: {got:?}");
+            }
+        }
+        // `record` only records: From is believed.
+        let mut m = mail("boss@example.org", "#lkp resolve");
+        m.auth = Auth::none("no DKIM signature");
+        let record = Policy { require_auth: false, ..policy };
+        assert_eq!(command_events(&m, &case(), &record, 5)[0].kind, EventKind::Resolved);
+    }
+
+    /// An LKP retest result or request from a sender not believed is
+    /// discussion with the reason; believed, or history, it counts.
+    #[test]
+    fn an_unbelieved_result_is_discussion() {
+        use crate::model::Auth;
+        let policy = Policy { require_auth: true, ..Policy::default() };
+        let mut m = mail("lkp@intel.com", "the fix recovers it");
+        m.classified.kind = Kind::RetestResult;
+        m.classified.commands.clear();
+        let judged = Event::new(5, EventKind::RetestDone, Some(m.message_id.clone()));
+        let d = Decision::Attach(vec![Membership {
+            case: CaseId(7),
+            strategy: crate::case::Strategy::References,
+            events: vec![judged],
+        }]);
+        assert_eq!(apply(&m, d.clone(), &[case()], &policy, 5), d, "history counts");
+        m.auth = Auth::none("the key rsa._domainkey.intel.com could not be fetched");
+        let Decision::Attach(atts) = apply(&m, d.clone(), &[case()], &policy, 5) else { panic!() };
+        assert_eq!(atts[0].events.len(), 1);
+        assert_eq!(atts[0].events[0].kind, EventKind::Discussion);
+        let note = atts[0].events[0].note.clone().unwrap();
+        assert!(note.starts_with("result not judged") && note.contains("could not be fetched"), "{note}");
+        assert_eq!(apply(&m, d.clone(), &[case()], &Policy::default(), 5), d, "record only records");
     }
 
     /// With `max_commands = 2` a third command changes nothing: the reply

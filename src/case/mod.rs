@@ -9,13 +9,16 @@
 //! store persists them, and the read side hands them up. Pure: no I/O, no
 //! clock, no SQL.
 
+pub mod attention;
 pub mod read;
+pub mod significance;
 pub mod state;
 
 use serde::Serialize;
 
 use crate::model::{Direction, MessageId};
 pub use read::{CaseFilter, CaseMessage, CaseRecord, CaseRetest, SubscriptionFilter, related};
+pub use significance::Significance;
 pub use state::{CaseKind, CaseState, DAY, Event, EventKind, Replayed, in_time_order, replay, stale_times, transition};
 
 /// A case's number.
@@ -49,6 +52,10 @@ pub struct CaseFacts {
     pub metric: Option<String>,
     pub change_pct: Option<f64>,
     pub direction: Option<Direction>,
+    /// The %stddev printed beside the headline's base and new values
+    /// (`None`: not printed, which LKP does below 2%).
+    pub base_stddev_pct: Option<f64>,
+    pub new_stddev_pct: Option<f64>,
     /// Functional reports: the first issue signature; build reports: the
     /// first new diagnostic.
     pub signature: Option<String>,
@@ -74,6 +81,8 @@ impl CaseFacts {
             metric: None,
             change_pct: None,
             direction: None,
+            base_stddev_pct: None,
+            new_stddev_pct: None,
             signature: None,
             subject_key: None,
             patch_key: None,

@@ -58,6 +58,25 @@ pub struct CaseRecord {
     pub retests: Vec<CaseRetest>,
 }
 
+impl CaseRecord {
+    /// A case without its details (messages, events, retests, related
+    /// cases), no fix and no verdict: what a test starts from.
+    pub fn bare(view: CaseView, updated_at: i64) -> CaseRecord {
+        CaseRecord {
+            view,
+            updated_at,
+            verdict: None,
+            fix_commit: None,
+            fix_message_id: None,
+            report_facts: None,
+            messages: Vec::new(),
+            events: Vec::new(),
+            related: Vec::new(),
+            retests: Vec::new(),
+        }
+    }
+}
+
 /// Which cases to list.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CaseFilter {

@@ -409,7 +409,60 @@ fn extract_with(text: &str, prose: &Prose, subject: &SubjectFacts) -> ReportFact
     // Everything a report states comes after its opening sentence; what is
     // before it belongs to the reply that quotes it.
     let body = &text[prose.at..];
+    let (commit, commit_end) = reported_commit(body, subject);
+    let (mut tree, mut branch, mut tree_url) = tested_tree(body, commit_end, subject);
 
+    // Everything before the comparison table's own `commit:` list; the
+    // header fields never come after it.
+    let header_end = body.find("Details are as below").unwrap_or_else(|| floor_boundary(body, 20_000));
+    let header = &body[..header_end];
+
+    let patch = tested_patch(header, commit.as_ref());
+    if patch.is_some() && subject.tree.is_none() {
+        // A report on a patch is not on a tree; its base is in `patch`.
+        tree = None;
+        branch = None;
+        tree_url = None;
+    }
+
+    let hdr_params = params_header(body);
+    let compiler = cap1(&COMPILER, header).or(prose.compiler.clone()).or_else(|| hdr_params.get("compiler").cloned());
+    let config = cap1(&CONFIG, header).or_else(|| hdr_params.get("kconfig").cloned());
+
+    let metric = prose.metric.clone().or_else(|| subject.metric.clone());
+    let report_table = report_table(table::find_tables(body), metric.as_deref(), commit.as_ref());
+    let headline = match prose.template {
+        Template::Perf => metric.map(|metric| headline(&metric, report_table.as_ref(), prose)),
+        Template::Functional => None,
+    };
+    let signatures =
+        if prose.template == Template::Functional { failure_signatures(header, prose, subject) } else { Vec::new() };
+
+    ReportFacts {
+        template: prose.template,
+        commit,
+        tree,
+        branch,
+        tree_url,
+        patch,
+        testcase: cap1(&TESTCASE, header).or_else(|| hdr_params.get("testcase").cloned()),
+        test_machine: cap1(&MACHINE, header),
+        parameters: parameters(header),
+        config,
+        compiler,
+        headline,
+        signatures,
+        also_impacts: also_impacts(header),
+        still_on: still_on(header),
+        tags: fields::tags(header),
+        download_link: cap1(&DOWNLOAD, body),
+        table: report_table,
+    }
+}
+
+/// The commit the report blames, and where its `commit:` line (with the
+/// quoted subject) ends; else the subject's short SHA.
+fn reported_commit(body: &str, subject: &SubjectFacts) -> (Option<CommitRef>, Option<usize>) {
     // The report's own `commit:` line carries the full SHA; the table's
     // `commit:` list below it only abbreviations.
     let commit_cap = COMMIT
@@ -436,7 +489,16 @@ fn extract_with(text: &str, prose: &Prose, subject: &SubjectFacts) -> ReportFact
     });
     let commit = commit
         .or_else(|| subject.short_sha.as_ref().map(|s| CommitRef { sha: None, short: Some(s.clone()), subject: None }));
+    (commit, commit_end)
+}
 
+/// The tree, branch and tree URL tested: the subject's tag, else the git
+/// URL line after the `commit:` line.
+fn tested_tree(
+    body: &str,
+    commit_end: Option<usize>,
+    subject: &SubjectFacts,
+) -> (Option<String>, Option<String>, Option<String>) {
     let mut tree = subject.tree.clone();
     let mut branch = subject.branch.clone();
     let mut tree_url = None;
@@ -452,58 +514,46 @@ fn extract_with(text: &str, prose: &Prose, subject: &SubjectFacts) -> ReportFact
             tree_url = Some(url);
         }
     }
+    (tree, branch, tree_url)
+}
 
-    // Everything before the comparison table's own `commit:` list; the
-    // header fields never come after it.
-    let header_end = body.find("Details are as below").unwrap_or_else(|| floor_boundary(body, 20_000));
-    let header = &body[..header_end];
-
+/// The patch under review a report is on (link, subject, URL, base), if
+/// the header names one.
+fn tested_patch(header: &str, commit: Option<&CommitRef>) -> Option<PatchRef> {
     let patch_link = cap1(&PATCH_LINK, header);
     let url = cap1(&URL, header);
     let base = fields::base(header);
     let mut patch_subject = cap1(&PATCH_SUBJECT, header);
     if patch_subject.is_none() && (patch_link.is_some() || url.is_some()) {
-        patch_subject = commit.as_ref().and_then(|c| c.subject.clone()).filter(|s| s.starts_with('['));
+        patch_subject = commit.and_then(|c| c.subject.clone()).filter(|s| s.starts_with('['));
     }
-    let patch = (patch_link.is_some() || url.is_some() || patch_subject.is_some()).then_some(PatchRef {
+    (patch_link.is_some() || url.is_some() || patch_subject.is_some()).then_some(PatchRef {
         link: patch_link,
         subject: patch_subject,
         url,
         base,
-    });
-    if patch.is_some() && subject.tree.is_none() {
-        // A report on a patch is not on a tree; its base is in `patch`.
-        tree = None;
-        branch = None;
-        tree_url = None;
-    }
+    })
+}
 
-    let hdr_params = params_header(body);
-    let compiler = cap1(&COMPILER, header).or(prose.compiler.clone()).or_else(|| hdr_params.get("compiler").cloned());
-    let config = cap1(&CONFIG, header).or_else(|| hdr_params.get("kconfig").cloned());
-
-    let tables = table::find_tables(body);
-    // The report's table is the one with the headline metric (a report may
-    // show a perf-c2c excerpt first), else the one on the reported commit.
-    let metric = prose.metric.clone().or_else(|| subject.metric.clone());
-    let on_commit = |t: &&Table| {
-        commit
-            .as_ref()
-            .and_then(|c| c.short.as_deref())
-            .is_some_and(|s| t.columns.iter().any(|col| col.starts_with(s) || s.starts_with(col.as_str())))
+/// The report's table: the one with the headline metric (a report may
+/// show a perf-c2c excerpt first), else the one on the reported commit,
+/// else the first.
+fn report_table(tables: Vec<Table>, metric: Option<&str>, commit: Option<&CommitRef>) -> Option<Table> {
+    let short = commit.and_then(|c| c.short.as_deref());
+    let on_commit = |t: &Table| {
+        short.is_some_and(|s| t.columns.iter().any(|col| col.starts_with(s) || s.starts_with(col.as_str())))
     };
-    let report_table = tables
+    let at = tables
         .iter()
-        .find(|t| metric.as_deref().is_some_and(|m| t.row(m).is_some()))
-        .or_else(|| tables.iter().find(on_commit))
-        .or_else(|| tables.first())
-        .cloned();
+        .position(|t| metric.is_some_and(|m| t.row(m).is_some()))
+        .or_else(|| tables.iter().position(on_commit))
+        .or_else(|| (!tables.is_empty()).then_some(0))?;
+    tables.into_iter().nth(at)
+}
 
-    let headline = match prose.template {
-        Template::Perf => metric.map(|metric| headline(&metric, report_table.as_ref(), prose)),
-        Template::Functional => None,
-    };
-
+/// A functional report's failure signatures: the header's list, else
+/// what the opening sentence or the subject names.
+fn failure_signatures(header: &str, prose: &Prose, subject: &SubjectFacts) -> Vec<Signature> {
     let mut sigs = signatures(header);
     if sigs.is_empty() {
         // "We noticed a.fail b.fail due to commit" and subjects naming
@@ -522,9 +572,13 @@ fn extract_with(text: &str, prose: &Prose, subject: &SubjectFacts) -> ReportFact
             _ => {}
         }
     }
-    let signatures = if prose.template == Template::Functional { sigs } else { Vec::new() };
+    sigs
+}
 
-    let still_on = STILL
+/// The "[still regression on TREE SHA]" (or "[test failed on ...]") lines
+/// of a report sent again: where LKP saw it since.
+fn still_on(header: &str) -> Vec<StillOn> {
+    STILL
         .captures_iter(header)
         .filter_map(|c| {
             Some(StillOn {
@@ -533,28 +587,7 @@ fn extract_with(text: &str, prose: &Prose, subject: &SubjectFacts) -> ReportFact
                 sha: c.get(3)?.as_str().to_string(),
             })
         })
-        .collect();
-
-    ReportFacts {
-        template: prose.template,
-        commit,
-        tree,
-        branch,
-        tree_url,
-        patch,
-        testcase: cap1(&TESTCASE, header).or_else(|| hdr_params.get("testcase").cloned()),
-        test_machine: cap1(&MACHINE, header),
-        parameters: parameters(header),
-        config,
-        compiler,
-        headline,
-        signatures,
-        also_impacts: also_impacts(header),
-        still_on,
-        tags: fields::tags(header),
-        download_link: cap1(&DOWNLOAD, body),
-        table: report_table,
-    }
+        .collect()
 }
 
 fn headline(metric: &str, table: Option<&Table>, prose: &Prose) -> Headline {

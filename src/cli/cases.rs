@@ -10,14 +10,30 @@ use super::failure::Failure;
 use super::store::{reader, runtime, write_stdout, write_text};
 use crate::case::{CaseFilter, CaseId};
 use crate::view;
+use crate::web::list;
 
 fn parse_filter(state: &str) -> Result<CaseFilter, Failure> {
     CaseFilter::parse(state).map_err(|e| Failure::usage(anyhow::anyhow!(e)))
 }
 
-/// `lkpbot cases [--json] [--state S]`
-pub fn list(db: &Path, state: &str, json: bool, now: i64, archive_url: &str) -> Result<(), Failure> {
+/// `lkpbot cases [--json] [--state S] [--sort S]`: in the order the
+/// web's list takes the same `sort` in, else by id.
+pub fn list(
+    db: &Path,
+    state: &str,
+    sort: Option<&str>,
+    json: bool,
+    now: i64,
+    archive_url: &str,
+) -> Result<(), Failure> {
     let filter = parse_filter(state)?;
+    let order = match sort {
+        None => None,
+        Some(s) => {
+            let p = list::Params { state: Some(state.into()), sort: Some(s.into()), ..list::Params::default() };
+            Some(list::Query::parse(p).map_err(|e| Failure::usage(anyhow::anyhow!("--sort: {e}")))?)
+        }
+    };
     let rt = runtime()?;
     let cases = rt.block_on(async {
         let store = reader(db).await?;
@@ -25,6 +41,10 @@ pub fn list(db: &Path, state: &str, json: bool, now: i64, archive_url: &str) -> 
         store.close().await;
         cases
     })?;
+    let cases = match &order {
+        Some(q) => list::select(&cases, q).into_iter().cloned().collect(),
+        None => cases,
+    };
     if json {
         let all: Vec<serde_json::Value> = cases.iter().map(|c| view::case_json(c, archive_url)).collect();
         write_stdout(&format!("{}\n", serde_json::Value::Array(all)))

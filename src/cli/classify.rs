@@ -79,6 +79,10 @@ pub(super) fn classify_paths(paths: &[PathBuf], json: bool, cfg: &ClassifyConfig
                     continue;
                 }
             };
+            // A public-inbox removal is no message of the archive.
+            if raw.removed {
+                continue;
+            }
             let m = mail::parse_truncated(&raw.bytes, raw.original_len);
             let c = classify::classify(&m, cfg);
             let line =

@@ -10,6 +10,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use super::failure::Failure;
 use super::store::{open, runtime, write_stdout};
+use crate::engine::progress::Meter;
 use crate::engine::{Engine, IngestStats, Settings};
 
 /// `lkpbot ingest PATH...`
@@ -27,15 +28,20 @@ pub fn ingest(
         let mut engine = Engine::new(store, settings);
         let total: u64 = paths.iter().map(|p| crate::source::size_hint(p)).sum();
         let bar = progress_bar(total);
+        let mut meter = Meter::new(describe_paths(paths), Some(total));
         let mut done_bytes = 0;
         let mut failed = Vec::new();
         for path in paths {
             let mut on_progress = |p: crate::engine::Progress| {
-                if let Some(b) = &bar {
-                    b.set_position(done_bytes + p.offset.unwrap_or(0));
-                    if p.messages.is_multiple_of(256) {
-                        b.set_message(format!("{} messages", p.messages));
+                let p = crate::engine::Progress { offset: Some(done_bytes + p.offset.unwrap_or(0)), ..p };
+                match &bar {
+                    Some(b) => {
+                        b.set_position(p.offset.unwrap_or(0));
+                        if p.messages.is_multiple_of(256) {
+                            b.set_message(meter.describe(&p));
+                        }
                     }
+                    None => meter.log(&p),
                 }
             };
             let r = engine.ingest_path(path, now, &mut on_progress).await;
@@ -61,7 +67,7 @@ pub fn ingest(
         let mut store = engine.into_store();
         if let Some((cfg, path)) = &send {
             let sender =
-                crate::deliver::Sender::from_config(cfg, path, super::now).map_err(|e| Failure::usage(e.into()))?;
+                crate::deliver::Mailer::from_config(cfg, path, super::now).map_err(|e| Failure::usage(e.into()))?;
             let sent = sender.send_due(&mut store).await.context("cannot send the outbox").map_err(Failure::runtime)?;
             if sent.failed > 0 {
                 eprintln!("lkpbot: {} mails could not be sent yet; `lkpbot outbox` says why", sent.failed);
@@ -81,13 +87,22 @@ pub fn ingest(
     }
 }
 
-/// A progress bar on stderr, only when stderr is a terminal.
+/// What an import reads, for its progress lines.
+fn describe_paths(paths: &[PathBuf]) -> String {
+    let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    names.join(" ")
+}
+
+/// A progress bar on stderr, only when stderr is a terminal (otherwise
+/// progress is logged every few seconds): how much of the input is read
+/// (bytes of mbox files, commits of public-inboxes), messages, their rate
+/// and the time left.
 fn progress_bar(total: u64) -> Option<ProgressBar> {
     if !std::io::stderr().is_terminal() {
         return None;
     }
     let bar = if total > 0 { ProgressBar::new(total) } else { ProgressBar::new_spinner() };
-    let style = ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} {msg}")
+    let style = ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} {percent:>3}% {msg}")
         .unwrap_or_else(|_| ProgressStyle::default_bar());
     bar.set_style(style);
     Some(bar)
@@ -114,6 +129,9 @@ pub fn summary(s: &IngestStats) -> String {
     }
     if s.unreadable_messages > 0 {
         out.push_str(&format!("{:<28}{:>8}\n", "unreadable messages", s.unreadable_messages));
+    }
+    if s.removed > 0 {
+        out.push_str(&format!("{:<28}{:>8}\n", "removed by the archive", s.removed));
     }
     out
 }

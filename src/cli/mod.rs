@@ -96,6 +96,12 @@ pub enum CliCommand {
         /// duplicate, stale, informational.
         #[arg(long, default_value = "open")]
         state: String,
+        /// The order: `attention` (what needs someone first: open
+        /// regressions no fix has reached, then fixes posted, then fixes
+        /// applied, stale last; clear before marginal, then |change| and
+        /// age), or `age`, `oldest`, `activity`, `severity`; by id without.
+        #[arg(long)]
+        sort: Option<String>,
     },
     /// The weekly digest: preview it (`--print`, `--json`), or send it
     /// now (`--send`, still at most once per week and recipient).
@@ -147,7 +153,12 @@ pub(crate) fn now() -> i64 {
 /// Logging to stderr: info for the daemon (a line per sync and per case
 /// event), warnings for the rest, unless `RUST_LOG` says otherwise.
 pub fn init_logging(cli: &Cli) {
-    let default = if matches!(cli.command, CliCommand::Run { .. }) { "info" } else { "warn" };
+    // `ingest` away from a terminal logs its progress instead of a bar.
+    let default = match cli.command {
+        CliCommand::Run { .. } => "info",
+        CliCommand::Ingest { .. } => "warn,lkpbot::progress=info",
+        _ => "warn",
+    };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let fmt = tracing_subscriber::fmt()
@@ -179,6 +190,10 @@ pub fn settings(cfg: &Config) -> Settings {
         max_commands: cfg.bot.max_commands,
         replies_per_sender_hour: cfg.bot.replies_per_hour,
         replies_per_case_hour: cfg.bot.case_replies_per_hour,
+        authenticated_replies_per_sender_hour: cfg.bot.authenticated_replies_per_hour,
+        unauthenticated_replies_per_case_hour: cfg.bot.case_unauthenticated_replies_per_hour,
+        unauthenticated_replies_per_hour: cfg.bot.unauthenticated_replies_per_hour,
+        require_auth: cfg.auth.dkim == crate::config::DkimMode::Require,
         ..Policy::from_classify(&classify)
     };
     Settings { classify, policy, acting: None }
@@ -197,7 +212,7 @@ pub fn digest_plan(cfg: &Config) -> Result<crate::engine::DigestPlan, Failure> {
         to: cfg.digest.to.clone(),
         subscribers,
         stale_days: cfg.bot.stale_days,
-        more: cfg.digest.more_url.clone().unwrap_or_else(|| "`lkpbot cases` lists them all".into()),
+        more: crate::digest::Links::new(cfg.digest.more_url.as_deref()),
     })
 }
 
@@ -268,7 +283,9 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
                 digest::digest(&db, &week, &plan, &cfg.bot, json)
             }
         }
-        CliCommand::Cases { json, state } => cases::list(&db, &state, json, now(), &cfg.bot.archive_url),
+        CliCommand::Cases { json, state, sort } => {
+            cases::list(&db, &state, sort.as_deref(), json, now(), &cfg.bot.archive_url)
+        }
         CliCommand::Case { id, json } => cases::show(&db, id, json, now(), &cfg.bot.archive_url),
         CliCommand::Serve { listen } => {
             serve::serve(&db, listen.as_deref().unwrap_or(&cfg.web.listen), &cfg.bot.archive_url, now)

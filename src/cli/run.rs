@@ -11,7 +11,7 @@ use super::ingest::summary;
 use super::store::{open, runtime, write_stdout};
 use crate::config::Config;
 use crate::daemon::{self, RunSettings, Shutdown};
-use crate::deliver::Sender;
+use crate::deliver::Mailer;
 use crate::engine::Engine;
 use crate::store::Store;
 
@@ -31,7 +31,7 @@ pub(super) fn run(
     let rt = runtime()?;
     let report = rt.block_on(async {
         // The SMTP connection pool lives in the runtime: build it here.
-        let sender = Sender::from_config(cfg, config_path, clock).map_err(|e| Failure::usage(e.into()))?;
+        let sender = Mailer::from_config(cfg, config_path, clock).map_err(|e| Failure::usage(e.into()))?;
         let store = open(db).await?;
         // The sender writes what it sent through a connection of its own.
         let outbox_store = Store::open(db).await.map_err(|e| Failure::runtime(e.into()))?;
@@ -98,7 +98,7 @@ pub(super) fn send_digest(
 ) -> Result<(), Failure> {
     let rt = runtime()?;
     let (queued, sent) = rt.block_on(async {
-        let sender = Sender::from_config(cfg, config_path, clock).map_err(|e| Failure::usage(e.into()))?;
+        let sender = Mailer::from_config(cfg, config_path, clock).map_err(|e| Failure::usage(e.into()))?;
         let store = open(db).await?;
         let mut engine = Engine::new(store, super::acting_settings(cfg, clock));
         let queued = engine

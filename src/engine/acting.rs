@@ -23,7 +23,10 @@ use crate::store::{NewMail, RetestRequest, StoreError, Tx};
 use crate::thread::Incoming;
 
 /// Answers `inc` if it calls for an answer; `cases` are the cases it is
-/// in now, `waiting` says an ancestor has not arrived.
+/// in now, `waiting` says an ancestor has not arrived. Returns whether
+/// the bot just decided not to act on its commands (a budget, a loop):
+/// the message is then threaded again, so its case records them as not
+/// done.
 pub(super) async fn act_on(
     tx: &mut Tx<'_>,
     settings: &Settings,
@@ -31,17 +34,19 @@ pub(super) async fn act_on(
     fetched_at: i64,
     cases: &BTreeSet<CaseId>,
     waiting: bool,
-) -> Result<(), StoreError> {
+) -> Result<bool, StoreError> {
     match inc.kind() {
         Kind::Command => command(tx, settings, inc, fetched_at, cases, waiting).await,
-        Kind::RetestResult => verdicts(tx, settings, inc, fetched_at, cases).await,
-        _ => Ok(()),
+        Kind::RetestResult => verdicts(tx, settings, inc, fetched_at, cases).await.map(|()| false),
+        _ => Ok(false),
     }
 }
 
 /// A command mail: what the store knows around it, the policy's answer,
 /// then what the answer changes (subscriptions), the reply, and the
-/// retest it asks for.
+/// retest it asks for; or, when a budget is used up or the sender is a
+/// loop, the decision not to act on it (with the one notice that says
+/// so). Every deliberate silence is logged, with its reason.
 async fn command(
     tx: &mut Tx<'_>,
     settings: &Settings,
@@ -49,22 +54,37 @@ async fn command(
     fetched_at: i64,
     cases: &BTreeSet<CaseId>,
     waiting: bool,
-) -> Result<(), StoreError> {
-    let Some(acting) = settings.acting.clone() else { return Ok(()) };
+) -> Result<bool, StoreError> {
+    let Some(acting) = settings.acting.clone() else { return Ok(false) };
     let cause = format!("reply:{}", inc.message_id);
-    if tx.has_mail(&cause).await? {
-        return Ok(());
+    if inc.withheld.is_some() || tx.has_mail(&cause).await? {
+        return Ok(false);
     }
     let now = (acting.clock)();
     let world = look_around(tx, settings, inc, cases, now, fetched_at, waiting).await?;
-    let response = match policy::respond(inc, &world, &settings.policy) {
+    let rules = &settings.policy;
+    let sender = rules.sender(inc).unwrap_or_default().to_string();
+    let response = match policy::respond(inc, &world, rules) {
         Ok(r) => r,
+        Err(silence) if silence.withholds() => {
+            let why = policy::withheld_reason(silence, inc, &world, rules);
+            tx.set_withheld(&inc.message_id, &why).await?;
+            tracing::info!(message_id = %inc.message_id, from = %sender, reason = %why, "not acted on");
+            if let policy::Silence::RateLimited { budget, until, tell: true } = silence {
+                let used = policy::budget_used(budget, inc, &world, rules);
+                let until = policy::hh_mm(until);
+                let out = render::limit_notice(inc, &sender, &until, &used, &acting.identity, &cause, now);
+                let case = world.case.as_ref().map(|c| c.id);
+                queue(tx, "limit", case, Some(&inc.message_id), &sender, &out, &acting.identity, now).await?;
+                tracing::info!(message_id = %inc.message_id, to = %sender, "limit notice queued");
+            }
+            return Ok(true);
+        }
         Err(silence) => {
-            tracing::debug!(message_id = %inc.message_id, ?silence, "no answer");
-            return Ok(());
+            tracing::info!(message_id = %inc.message_id, from = %sender, reason = ?silence, "no answer");
+            return Ok(false);
         }
     };
-    let sender = inc.from.clone().unwrap_or_default();
     for (_, answer) in &response.outcomes {
         match answer {
             policy::Answer::Subscribed { filter } => tx.subscribe(&sender, filter, now).await?,
@@ -73,18 +93,34 @@ async fn command(
         }
     }
     let case = world.case.as_ref();
-    let out = render::reply(inc, &response, case, &acting.identity, &cause, now, settings.policy.max_commands);
+    let thread = match case {
+        Some(c) => thread_recipients(tx, c).await?,
+        None => Vec::new(),
+    };
+    let to = render::Addressees { sender: &sender, thread: &thread };
+    let out = render::reply(inc, &response, case, &to, &acting.identity, &cause, now, rules.max_commands);
     queue(tx, "reply", case.map(|c| c.id), Some(&inc.message_id), &sender, &out, &acting.identity, now).await?;
     tracing::info!(message_id = %inc.message_id, to = %sender, auth = %inc.auth.label(), commands = response.outcomes.len(), "reply queued");
     if let (Some(target), Some(case)) = (response.request_retest, case) {
-        request_retest(tx, &acting, inc, case, target, now).await?;
+        request_retest(tx, &acting, inc, &sender, case, target, now).await?;
     }
-    Ok(())
+    Ok(false)
+}
+
+/// The recipients of a case's report, To then Cc, as it had them: whom a
+/// reply in its thread copies. (The case's facts keep only its To.)
+async fn thread_recipients(tx: &mut Tx<'_>, case: &CaseView) -> Result<Vec<String>, StoreError> {
+    let Some((raw, _)) = tx.raw(&case.facts.report_message_id).await? else {
+        return Ok(case.facts.report_to.clone());
+    };
+    let report = crate::mail::parse(&raw);
+    Ok(report.to.iter().chain(&report.cc).filter_map(crate::mail::Address::email_lc).collect())
 }
 
 /// What the store knows around a command mail, for the policy: its case
 /// (the first it is in) replayed, who may change it, a pending retest,
-/// and the replies of the last hour.
+/// the replies of the last hour counted against its sender's budgets,
+/// and the thread's recent mail (for the loop breaker).
 async fn look_around(
     tx: &mut Tx<'_>,
     settings: &Settings,
@@ -98,23 +134,74 @@ async fn look_around(
         Some(c) => tx.case_views(&[*c]).await?.pop(),
         None => None,
     };
-    let sender = inc.from.clone().unwrap_or_default();
+    let rules = &settings.policy;
+    let sender = rules.sender(inc).unwrap_or_default();
+    // Under `require`, authenticated and unauthenticated senders are
+    // counted apart.
+    let class = rules.require_auth.then_some(rules.unbelieved(inc).is_some());
+    let since = now - policy::BUDGET_WINDOW;
     let mut world = policy::World {
         now,
         fetched_at,
-        replies_to_sender: tx.mails_to_since("reply", &sender, now - 3600).await?,
+        to_sender: tx.replies_since(since, Some(sender), None, class).await?,
         waiting,
+        verifying: settings.acting.as_ref().is_some_and(|a| a.auth.is_some()),
         ..policy::World::default()
     };
+    if class == Some(true) {
+        world.unauthenticated = tx.replies_since(since, None, None, Some(true)).await?;
+    }
     if let Some(c) = &case {
-        world.may_change = settings.policy.may_change(inc.from.as_deref(), c);
+        world.may_change = rules.may_change(rules.sender(inc), c);
         world.pending_retest =
             tx.open_retest_requests(c.id).await?.first().map(|r| (r.requested_at, r.requested_by.clone()));
-        world.replies_in_case = tx.case_mails_since("reply", c.id, now - 3600).await?;
+        world.in_case = tx.replies_since(since, None, Some(c.id), class).await?;
         world.progress = Some(crate::case::replay(c.facts.kind, &tx.events(c.id).await?).0);
+        (world.thread, world.answers) = thread_history(tx, rules, inc, c.id, fetched_at.min(now)).await?;
     }
     world.case = case;
     Ok(world)
+}
+
+/// What the loop breaker needs of a case's thread: its recent messages
+/// (the bot's own left out) and the bot's recent mails answering someone.
+/// Which mail each of the sender's own messages answers is read from its
+/// bytes, and only when the sender answers one of the bot's mails (a loop
+/// is possible at all).
+async fn thread_history(
+    tx: &mut Tx<'_>,
+    rules: &crate::act::Policy,
+    inc: &Incoming,
+    case: CaseId,
+    at: i64,
+) -> Result<(Vec<policy::Post>, Vec<policy::BotMail>), StoreError> {
+    // Three rounds of ten minutes, and a margin.
+    let recent = at - (policy::LOOP_ROUNDS as i64 + 1) * policy::LOOP_WINDOW;
+    let answers: Vec<policy::BotMail> = tx
+        .answers_in_case(case, recent)
+        .await?
+        .into_iter()
+        .filter_map(|(id, in_reply_to, at)| Some(policy::BotMail { message_id: MessageId::new(&id)?, in_reply_to, at }))
+        .collect();
+    let answers_bot = inc.ancestors.first().is_some_and(|p| answers.iter().any(|b| &b.message_id == p));
+    let mut thread = Vec::new();
+    for (message_id, from, at, withheld) in tx.case_posts(case, recent).await? {
+        if from.as_deref().is_some_and(|f| f.eq_ignore_ascii_case(&rules.bot_address)) {
+            continue;
+        }
+        let same_sender =
+            from.as_deref().is_some_and(|f| inc.from.as_deref().is_some_and(|s| s.eq_ignore_ascii_case(f)));
+        let in_reply_to = if message_id == inc.message_id {
+            inc.ancestors.first().cloned()
+        } else if answers_bot && same_sender {
+            tx.raw(&message_id).await?.and_then(|(raw, _)| crate::mail::parse(&raw).in_reply_to)
+        } else {
+            None
+        };
+        let looped = withheld.is_some_and(|w| w.starts_with("loop:"));
+        thread.push(policy::Post { message_id, from, at, in_reply_to, looped });
+    }
+    Ok((thread, answers))
 }
 
 /// Records the retest a command asked for and hands it to the backend:
@@ -123,15 +210,15 @@ async fn request_retest(
     tx: &mut Tx<'_>,
     acting: &Acting,
     inc: &Incoming,
+    sender: &str,
     case: &CaseView,
     target: Option<String>,
     now: i64,
 ) -> Result<(), StoreError> {
-    let sender = inc.from.clone().unwrap_or_default();
     let request = RetestRequest {
         case: case.id,
         message_id: inc.message_id.clone(),
-        requested_by: sender.clone(),
+        requested_by: sender.to_string(),
         requested_at: now,
         target: target.clone(),
         answered_at: None,
@@ -140,13 +227,16 @@ async fn request_retest(
     };
     tx.add_retest_request(&request).await?;
     let report = tx.report_facts(&case.facts.report_message_id).await?;
-    let facts = render::RetestRequestFacts::new(case, report.as_ref(), inc, target.as_deref(), &acting.identity);
+    let facts = render::RetestRequestFacts {
+        requester: sender.to_string(),
+        ..render::RetestRequestFacts::new(case, report.as_ref(), inc, target.as_deref(), &acting.identity)
+    };
     let cause = format!("retest:{}:{}", case.id, inc.message_id);
     match &acting.retest {
         RetestTarget::Email(to) => {
             let out = render::retest_request(&facts, to, &case.facts.report_message_id, &acting.identity, &cause, now);
             let id = &acting.identity;
-            queue(tx, "retest-request", Some(case.id), Some(&inc.message_id), &sender, &out, id, now).await?;
+            queue(tx, "retest-request", Some(case.id), Some(&inc.message_id), sender, &out, id, now).await?;
         }
         RetestTarget::Command => {
             // The sender runs the program with this JSON on stdin.
@@ -155,7 +245,7 @@ async fn request_retest(
                 kind: "retest-command",
                 case: Some(case.id),
                 in_reply_to: Some(&inc.message_id),
-                addressee: &sender,
+                addressee: sender,
                 subject: format!("retest request: case {}", case.id),
                 recipients: Vec::new(),
             };
@@ -178,6 +268,11 @@ async fn verdicts(
     cases: &BTreeSet<CaseId>,
 ) -> Result<(), StoreError> {
     let Some(acting) = settings.acting.clone() else { return Ok(()) };
+    if let Some(why) = settings.policy.unbelieved(inc) {
+        // Kept as discussion (`act::apply`): it answers no request.
+        tracing::info!(message_id = %inc.message_id, reason = %why, "result not judged: the sender is not authenticated");
+        return Ok(());
+    }
     let now = (acting.clock)();
     let fresh = act::is_fresh(inc.date, fetched_at, now, settings.policy.fresh_hours);
     let r = inc.classified.retests.iter().find(|r| r.verdict.is_some()).or(inc.classified.retests.first());
@@ -322,8 +417,8 @@ pub struct DigestPlan {
     /// on top).
     pub subscribers: Vec<(String, crate::case::SubscriptionFilter)>,
     pub stale_days: i64,
-    /// Where "and N more" points.
-    pub more: String,
+    /// Where "and N more" and the stale count point.
+    pub more: crate::digest::Links,
 }
 
 /// Queues the digest of `week` for every recipient, at most once per

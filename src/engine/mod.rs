@@ -26,6 +26,7 @@
 mod acting;
 mod authenticating;
 mod pipeline;
+pub mod progress;
 mod threading;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -49,7 +50,7 @@ pub use pipeline::{Messages, Opener, Progress, prepare};
 pub const BATCH_MESSAGES: usize = 1024;
 /// At most this many bytes of messages held for one transaction: memory
 /// stays flat however large the archive.
-pub const BATCH_BYTES: usize = 4 << 20;
+pub const BATCH_BYTES: usize = 2 << 20;
 
 /// What a run did.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -72,8 +73,13 @@ pub struct IngestStats {
     /// Sources that could not be read, or not to the end.
     pub unreadable_sources: u64,
     /// Messages of a source that could not be read (an unreadable file in
-    /// a Maildir); the rest of the source was.
+    /// a Maildir, a missing blob in a public-inbox); the rest of the
+    /// source was.
     pub unreadable_messages: u64,
+    /// Messages their archive removed (public-inbox `d` commits), taken
+    /// out of the store, and messages not stored because their archive
+    /// had removed them.
+    pub removed: u64,
 }
 
 /// What the engine needs besides the store.
@@ -190,12 +196,12 @@ impl Engine {
                 }
                 let mut end = false;
                 for e in chunk.errors {
-                    if e.is_fatal() {
-                        self.stats.unreadable_sources += 1;
-                        end = true;
-                    } else {
+                    if e.is_message() {
                         self.stats.unreadable_messages += 1;
+                    } else {
+                        self.stats.unreadable_sources += 1;
                     }
+                    end |= e.is_fatal();
                     failed.push(e);
                 }
                 if end {
@@ -271,12 +277,29 @@ impl Engine {
         for (id, k) in tx.lookup(&ask).await? {
             status.insert(id, k.settled);
         }
+        let own: Vec<&str> = items.iter().map(|it| it.message_id.as_str()).collect();
+        let mut removed = tx.removed(&own).await?;
         let mut checkpoints: BTreeMap<String, String> = BTreeMap::new();
         let mut th = threading::Threader::new(&mut tx, &self.settings, &mut self.stats, &mut self.touched);
         let mut plain = Plain::default();
         for (i, item) in items.into_iter().enumerate() {
             if let Some(c) = &item.checkpoint {
                 checkpoints.insert(c.source.clone(), c.token.clone());
+            }
+            if item.removed {
+                // The archive removed it: out of the store, for good.
+                plain.flush(&mut th).await?;
+                th.stats.removed += 1;
+                th.tx.record_removal(&item.message_id, item.fetched_at).await?;
+                if status.remove(&item.message_id).is_some() {
+                    th.remove(&item.message_id).await?;
+                }
+                removed.insert(item.message_id);
+                continue;
+            }
+            if removed.contains(&item.message_id) {
+                th.stats.removed += 1;
+                continue;
             }
             if status.contains_key(&item.message_id) {
                 th.stats.duplicates += 1;
@@ -296,21 +319,31 @@ impl Engine {
                 continue;
             };
             // Ordinary list traffic: unrelated, and every ancestor settled
-            // (so it can never join a case): one small row, settled too.
+            // or not here (it joins cases by its references only, and only
+            // a stored unsettled ancestor can be in one), so it is in no
+            // case now. With every ancestor settled it never will be: one
+            // small row, settled too. Else it keeps its bytes and waits
+            // for the missing ancestors, as threading it would record.
             // (A pull request too: it only offers the titles it carries.)
             if inc.kind() == Kind::Unrelated
                 && !inc.has_lifecycle()
-                && inc.ancestors.iter().all(|a| status.get(a) == Some(&true))
+                && inc.ancestors.iter().all(|a| *a != message_id && status.get(a) != Some(&false))
             {
-                row.settled = true;
-                if th.tx.may_have_dependents(&keys::dep_message(&message_id)) {
-                    plain.arrived.push(message_id.clone());
-                }
+                let mut missing: Vec<String> =
+                    inc.ancestors.iter().filter(|a| !status.contains_key(*a)).map(keys::dep_message).collect();
+                missing.sort();
+                missing.dedup();
+                row.settled = missing.is_empty();
+                status.insert(message_id.clone(), row.settled);
                 plain
                     .offered
                     .extend(crate::thread::lifecycle::offered(&inc).into_iter().map(|k| (k, message_id.clone())));
                 plain.rows.push(row);
-                status.insert(message_id, true);
+                if !missing.is_empty() {
+                    plain.deps.extend(missing.into_iter().map(|k| (k, message_id.clone())));
+                    plain.raws.push((message_id.clone(), raw));
+                }
+                plain.ids.push(message_id);
                 continue;
             }
             plain.flush(&mut th).await?;
@@ -378,29 +411,45 @@ impl Engine {
     }
 }
 
-/// Ordinary messages of a batch, buffered for a multi-row insert.
+/// Ordinary messages of a batch, buffered for multi-row inserts.
 #[derive(Default)]
 struct Plain {
     rows: Vec<crate::store::rows::MessageRow>,
-    /// Those some stored message may be waiting for.
-    arrived: Vec<MessageId>,
+    /// The bytes of those that wait for missing ancestors, and what they
+    /// wait for.
+    raws: Vec<(MessageId, Vec<u8>)>,
+    deps: Vec<(String, MessageId)>,
+    ids: Vec<MessageId>,
     /// The keys they offer (a pull request's titles).
     offered: Vec<(String, MessageId)>,
 }
 
 impl Plain {
-    /// Inserts the buffered rows; then threads again what waited for them.
+    /// Inserts the buffered messages; then threads again what waited for
+    /// them (asked once all are in: one may wait for another).
     async fn flush(&mut self, th: &mut threading::Threader<'_, '_>) -> Result<(), StoreError> {
         if self.rows.is_empty() {
             return Ok(());
         }
         th.tx.insert_messages(std::mem::take(&mut self.rows)).await?;
+        let raws = std::mem::take(&mut self.raws);
+        if !raws.is_empty() {
+            let refs: Vec<(&MessageId, &[u8])> = raws.iter().map(|(id, b)| (id, b.as_slice())).collect();
+            th.tx.insert_raw(&refs).await?;
+        }
+        let deps = std::mem::take(&mut self.deps);
+        if !deps.is_empty() {
+            th.tx.add_deps_of(&deps).await?;
+        }
         let offered = std::mem::take(&mut self.offered);
         if !offered.is_empty() {
             th.tx.insert_keys(&offered).await?;
             th.offered(&offered).await?;
         }
-        let arrived = std::mem::take(&mut self.arrived);
+        let arrived: Vec<MessageId> = std::mem::take(&mut self.ids)
+            .into_iter()
+            .filter(|id| th.tx.may_have_dependents(&keys::dep_message(id)))
+            .collect();
         if !arrived.is_empty() {
             th.arrived(&arrived).await?;
         }
@@ -412,15 +461,7 @@ impl Plain {
 pub fn file_source(path: PathBuf, fetched_at: i64) -> Opener {
     Box::new(move || {
         let messages = crate::source::open(&path)?;
-        let envelopes = messages.map(move |r| {
-            r.map(|raw| Envelope {
-                bytes: raw.bytes,
-                original_len: raw.original_len,
-                fetched_at,
-                checkpoint: None,
-                offset: raw.offset,
-            })
-        });
+        let envelopes = messages.map(move |r| r.map(|raw| Envelope::from_raw(raw, fetched_at, None)));
         Ok(Box::new(envelopes) as Messages)
     })
 }

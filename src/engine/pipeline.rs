@@ -43,6 +43,9 @@ pub(super) struct Item {
     pub fetched_at: i64,
     pub checkpoint: Option<Checkpoint>,
     pub offset: Option<u64>,
+    /// Not a message but its removal by the archive (see
+    /// [`Envelope::removed`]).
+    pub removed: bool,
 }
 
 /// Whether a message's bytes may be needed: ordinary traffic that starts
@@ -54,12 +57,12 @@ fn keeps_raw(incoming: &Incoming) -> bool {
 
 impl Item {
     pub fn new(env: Envelope, cfg: &ClassifyConfig) -> Item {
-        let Envelope { bytes, original_len, fetched_at, checkpoint, offset } = env;
+        let Envelope { bytes, original_len, fetched_at, checkpoint, offset, removed } = env;
         match prepare(&bytes, original_len, cfg) {
             Some(incoming) => {
                 let row = message_row(&incoming, fetched_at);
                 // Bytes that will not be kept do not wait in a queue.
-                let raw = if keeps_raw(&incoming) { bytes } else { Vec::new() };
+                let raw = if keeps_raw(&incoming) && !removed { bytes } else { Vec::new() };
                 Item {
                     message_id: incoming.message_id.clone(),
                     incoming: Some(incoming),
@@ -68,6 +71,7 @@ impl Item {
                     fetched_at,
                     checkpoint,
                     offset,
+                    removed,
                 }
             }
             None => {
@@ -82,7 +86,7 @@ impl Item {
                     problems: 1,
                     settled: false,
                 };
-                Item { incoming: None, message_id, row, raw: bytes, fetched_at, checkpoint, offset }
+                Item { incoming: None, message_id, row, raw: bytes, fetched_at, checkpoint, offset, removed }
             }
         }
     }
@@ -118,9 +122,9 @@ pub(super) struct Chunk {
 /// and bytes, so a run of large reports does not make a large chunk.
 const CHUNK_MESSAGES: usize = 64;
 const CHUNK_BYTES: usize = 256 << 10;
-/// Chunks parsed ahead of the store: a batch's worth, so the workers go on
-/// while a batch is written.
-const QUEUED_CHUNKS: usize = super::BATCH_MESSAGES / CHUNK_MESSAGES;
+/// Chunks parsed ahead of the store: a batch's worth of bytes, so the
+/// workers go on while a batch is written.
+const QUEUED_CHUNKS: usize = super::BATCH_BYTES / CHUNK_BYTES;
 
 type WorkerInput = (u64, Vec<Envelope>, Vec<SourceError>);
 

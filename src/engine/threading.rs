@@ -125,6 +125,32 @@ impl<'a, 't> Threader<'a, 't> {
         self.run().await
     }
 
+    /// Takes a stored message out of the store with what it caused (the
+    /// case it opened, its memberships and events), then threads again
+    /// whatever depended on it.
+    pub async fn remove(&mut self, id: &MessageId) -> Result<(), StoreError> {
+        let mut changed = vec![keys::dep_message(id)];
+        // What looked up the keys it offered (a fix's title).
+        changed.extend(self.tx.keys_of(id, "").await?.iter().map(|k| keys::dep_key(k)));
+        if let Some(v) = self.tx.case_opened_by(id).await? {
+            let members = self.tx.delete_case(v.id).await?;
+            self.touched.remove(&v.id);
+            changed.extend(keys::case_deps(&v.facts));
+            for m in members.into_iter().filter(|m| m != id) {
+                changed.push(keys::dep_message(&m));
+                self.enqueue(m);
+            }
+            tracing::info!(case = v.id.0, message_id = %id, "case closed: its report was removed from the archive");
+        }
+        for case in self.tx.delete_message(id).await?.unwrap_or_default() {
+            self.tx.replay(case).await?;
+            self.touched.insert(case);
+        }
+        tracing::info!(message_id = %id, "message removed from the archive");
+        self.enqueue_dependents(&changed).await?;
+        self.run().await
+    }
+
     /// Threads again what waited for `ids`, stored just now.
     pub async fn arrived(&mut self, ids: &[MessageId]) -> Result<(), StoreError> {
         let keys: Vec<String> = ids.iter().map(keys::dep_message).collect();
@@ -191,6 +217,7 @@ impl<'a, 't> Threader<'a, 't> {
             // Stored under this id (a synthesized one is derived from the
             // same bytes, but the row is what the cases point at).
             inc.auth = self.tx.message_auth(&id).await?;
+            inc.withheld = self.tx.withheld(&id).await?;
             inc.message_id = id;
             self.thread(&inc, fetched_at).await?;
         }
@@ -227,8 +254,11 @@ impl<'a, 't> Threader<'a, 't> {
         let metrics: HashMap<CaseId, String> =
             views.iter().filter_map(|v| Some((v.id, v.facts.metric.clone().or(v.facts.signature.clone())?))).collect();
         let (settled, cases) = self.apply(inc, own, decision, &unsettled, &c.deps, &metrics).await?;
-        if self.settings.acting.is_some() {
-            super::acting::act_on(self.tx, self.settings, inc, fetched_at, &cases, !unsettled.is_empty()).await?;
+        if self.settings.acting.is_some()
+            && super::acting::act_on(self.tx, self.settings, inc, fetched_at, &cases, !unsettled.is_empty()).await?
+        {
+            // Not acted on after all: threaded again, its events say so.
+            self.enqueue(id.clone());
         }
         Ok(settled)
     }

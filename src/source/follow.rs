@@ -28,13 +28,7 @@ use super::{Checkpoint, Envelope, RawMessage, SourceError, read_file};
 pub const SETTLE_SECONDS: i64 = 2;
 
 fn envelope(raw: RawMessage, source: &str, token: String, fetched_at: i64) -> Envelope {
-    Envelope {
-        bytes: raw.bytes,
-        original_len: raw.original_len,
-        fetched_at,
-        checkpoint: Some(Checkpoint { source: source.to_string(), token }),
-        offset: raw.offset,
-    }
+    Envelope::from_raw(raw, fetched_at, Some(Checkpoint { source: source.to_string(), token }))
 }
 
 fn mtime_ns(meta: &std::fs::Metadata) -> i128 {

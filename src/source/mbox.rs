@@ -89,12 +89,13 @@ impl Capped {
     }
 
     fn into_raw(mut self, offset: u64) -> RawMessage {
-        // Growing by doubling can leave half the buffer unused; messages
-        // may wait in batches, so give the slack back.
-        if self.bytes.capacity() - self.bytes.len() > 64 << 10 {
+        // Growing by doubling leaves a third of the buffer unused on
+        // average; messages wait in queues and batches (thousands at a
+        // time), so give the slack back: a copy costs less than the memory.
+        if self.bytes.capacity() - self.bytes.len() > self.bytes.len() / 16 + 256 {
             self.bytes.shrink_to_fit();
         }
-        RawMessage { bytes: self.bytes, original_len: self.len, offset: Some(offset) }
+        RawMessage { bytes: self.bytes, original_len: self.len, offset: Some(offset), removed: false }
     }
 }
 

@@ -1,12 +1,13 @@
-//! Where raw messages come from: mbox files, Maildirs and single `.eml`
-//! files here, IMAP mailboxes in [`imap`], followed files in [`follow`].
-//! An I/O edge: it reads and nothing else, and hands out [`RawMessage`]s
-//! one at a time so memory stays flat however large the archive.
+//! Where raw messages come from: mbox files, Maildirs, single `.eml`
+//! files and public-inbox archives (IMAP in `imap`). An I/O edge: it reads
+//! files and nothing else, and hands out [`RawMessage`]s one at a time so
+//! memory stays flat however large the archive.
 
 pub mod follow;
 pub mod imap;
 pub mod maildir;
 pub mod mbox;
+pub mod public_inbox;
 
 use std::fs::File;
 use std::io::{BufReader, Read};
@@ -30,8 +31,22 @@ pub enum SourceError {
         #[source]
         source: std::io::Error,
     },
-    #[error("{path} is not an mbox file, a Maildir or a mail file")]
+    #[error("{path} is not an mbox file, a Maildir, a public-inbox, a public-inbox epoch or a mail file")]
     NotMail { path: PathBuf },
+    #[error("{path} is not a public-inbox v2 inbox (it has no git/N.git epochs)")]
+    NotInbox { path: PathBuf },
+    /// An epoch of an inbox is not a git repository; the other epochs are
+    /// read.
+    #[error("{path} is not a git repository (a public-inbox epoch is a bare one)")]
+    NotRepository { path: PathBuf },
+    /// An epoch of an inbox could not be read (a corrupt pack, a broken
+    /// history); the other epochs are read.
+    #[error("cannot read {path}: {message}")]
+    Git { path: PathBuf, message: String },
+    /// One commit of a public-inbox epoch could not be read (its message
+    /// blob is missing or corrupt); the rest of the epoch is read.
+    #[error("cannot read message {commit} of {path}: {message}")]
+    Commit { path: PathBuf, commit: String, message: String },
     /// One message file of a Maildir could not be read (a dangling link,
     /// a directory, a permission); the other files are unaffected.
     #[error("cannot read message {path}: {source}")]
@@ -50,7 +65,20 @@ impl SourceError {
     /// True when the source ends with this error; false when it names one
     /// message that could not be read and the others follow.
     pub fn is_fatal(&self) -> bool {
-        !matches!(self, SourceError::Message { .. })
+        !matches!(
+            self,
+            SourceError::Message { .. }
+                | SourceError::Commit { .. }
+                | SourceError::NotRepository { .. }
+                | SourceError::Git { .. }
+        )
+    }
+
+    /// True when it names one message (the rest of its source was read);
+    /// false when a whole source, or a part of one (an epoch), could not
+    /// be read.
+    pub fn is_message(&self) -> bool {
+        matches!(self, SourceError::Message { .. } | SourceError::Commit { .. })
     }
 }
 
@@ -69,8 +97,12 @@ pub struct RawMessage {
     pub bytes: Vec<u8>,
     /// The size of the whole message: `bytes.len()` unless it was cut.
     pub original_len: u64,
-    /// Byte offset of the message in an mbox file.
+    /// Byte offset of the message in an mbox file; the commits read so
+    /// far, in a public-inbox.
     pub offset: Option<u64>,
+    /// The archive removed this message (a public-inbox `d` commit): it is
+    /// to be taken out of the store, not stored.
+    pub removed: bool,
 }
 
 impl RawMessage {
@@ -106,7 +138,7 @@ fn read_file(path: &Path) -> std::io::Result<RawMessage> {
     } else {
         bytes.len() as u64
     };
-    Ok(RawMessage { bytes, original_len, offset: None })
+    Ok(RawMessage { bytes, original_len, offset: None, removed: false })
 }
 
 /// Where a source has got to, stored in the transaction that stores the
@@ -129,15 +161,32 @@ pub struct Envelope {
     pub fetched_at: i64,
     /// Stored with this message's transaction, when given.
     pub checkpoint: Option<Checkpoint>,
-    /// Byte offset in an mbox file, for progress.
+    /// Byte offset in an mbox file (commits read, in a public-inbox),
+    /// for progress.
     pub offset: Option<u64>,
+    /// A removal, not a message: the archive removed the message in
+    /// `bytes` (see [`RawMessage::removed`]).
+    pub removed: bool,
 }
 
 impl Envelope {
     /// A message read at `fetched_at`, with nothing else to say.
     pub fn new(bytes: Vec<u8>, fetched_at: i64) -> Envelope {
         let original_len = bytes.len() as u64;
-        Envelope { bytes, original_len, fetched_at, checkpoint: None, offset: None }
+        Envelope { bytes, original_len, fetched_at, checkpoint: None, offset: None, removed: false }
+    }
+
+    /// A message a source read, fetched at `fetched_at`, with the
+    /// checkpoint to store with it.
+    pub fn from_raw(raw: RawMessage, fetched_at: i64, checkpoint: Option<Checkpoint>) -> Envelope {
+        Envelope {
+            bytes: raw.bytes,
+            original_len: raw.original_len,
+            fetched_at,
+            checkpoint,
+            offset: raw.offset,
+            removed: raw.removed,
+        }
     }
 }
 
@@ -147,6 +196,8 @@ pub enum Format {
     Mbox,
     Maildir,
     Eml,
+    /// A public-inbox v2 inbox, or one epoch of one.
+    PublicInbox,
 }
 
 /// Tells the format of `path` by looking at it.
@@ -155,6 +206,8 @@ pub fn detect(path: &Path) -> Result<Format, SourceError> {
     if meta.is_dir() {
         return if maildir::is_maildir(path) {
             Ok(Format::Maildir)
+        } else if public_inbox::is_inbox(path) || public_inbox::is_repository(path) {
+            Ok(Format::PublicInbox)
         } else {
             Err(SourceError::NotMail { path: path.into() })
         };
@@ -178,8 +231,12 @@ fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
     Ok(n)
 }
 
-/// Total size in bytes of what `path` holds, for progress bars.
+/// How much `path` holds, for progress bars, in the unit of
+/// [`RawMessage::offset`]: bytes of a file, commits of a public-inbox.
 pub fn size_hint(path: &Path) -> u64 {
+    if detect(path).ok() == Some(Format::PublicInbox) {
+        return public_inbox::count_all(path);
+    }
     std::fs::metadata(path).map(|m| if m.is_dir() { 0 } else { m.len() }).unwrap_or(0)
 }
 
@@ -198,6 +255,7 @@ pub fn open(path: &Path) -> Result<Messages, SourceError> {
             Ok(Box::new(mbox::MboxReader::new(BufReader::with_capacity(1 << 16, f), path.to_path_buf())))
         }
         Format::Maildir => Ok(Box::new(maildir::read(path)?)),
+        Format::PublicInbox => Ok(Box::new(public_inbox::read_all(path)?)),
         Format::Eml => {
             let raw = read_file(path).map_err(|e| SourceError::Read { path: path.into(), source: e })?;
             Ok(Box::new(Some(raw).filter(|r| !r.is_blank()).map(Ok).into_iter()))

@@ -128,8 +128,9 @@ impl Tx<'_> {
         let row = sqlx::query(
             "INSERT INTO cases (kind, state, title, report_message_id, report_to, opened_at, updated_at, commit_sha, \
              commit_prefix, commit_subject, tree, branch, testcase, metric, change_pct, direction, signature, \
-             subject_key, patch_key) \
-             VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) RETURNING id",
+             subject_key, patch_key, base_stddev_pct, new_stddev_pct) \
+             VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20) \
+             RETURNING id",
         )
         .bind(f.kind.as_str())
         .bind(state.as_str())
@@ -149,6 +150,8 @@ impl Tx<'_> {
         .bind(f.signature.as_deref())
         .bind(f.subject_key.as_deref())
         .bind(f.patch_key.as_deref())
+        .bind(f.base_stddev_pct)
+        .bind(f.new_stddev_pct)
         .fetch_one(&mut *self.tx)
         .await
         .map_err(err("open a case"))?;

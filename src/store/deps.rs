@@ -98,13 +98,13 @@ impl Tx<'_> {
         self.add_deps(id, &new).await
     }
 
-    /// Adds to what `id`'s threading depends on (a message stored now has
-    /// nothing yet).
-    pub async fn add_deps(&mut self, id: &MessageId, keys: &[&str]) -> Result<(), StoreError> {
-        for k in keys {
+    /// Adds dependencies of many messages at once: `(key, message)` pairs
+    /// (messages stored now, which have none yet).
+    pub async fn add_deps_of(&mut self, deps: &[(String, MessageId)]) -> Result<(), StoreError> {
+        for (k, _) in deps {
             self.deps.keys.insert(k);
         }
-        for chunk in chunks(keys) {
+        for chunk in chunks(deps) {
             let sql = insert_sql(
                 "thread_deps (dep_key, message_id)",
                 2,
@@ -112,11 +112,18 @@ impl Tx<'_> {
                 "ON CONFLICT (dep_key, message_id) DO NOTHING",
             );
             let mut q = sqlx::query(AssertSqlSafe(sql));
-            for k in chunk {
-                q = q.bind(*k).bind(id.as_str());
+            for (k, id) in chunk {
+                q = q.bind(k.as_str()).bind(id.as_str());
             }
             q.execute(&mut *self.tx).await.map_err(err("record thread dependencies"))?;
         }
         Ok(())
+    }
+
+    /// Adds to what `id`'s threading depends on (a message stored now has
+    /// nothing yet).
+    pub async fn add_deps(&mut self, id: &MessageId, keys: &[&str]) -> Result<(), StoreError> {
+        let deps: Vec<(String, MessageId)> = keys.iter().map(|k| (k.to_string(), id.clone())).collect();
+        self.add_deps_of(&deps).await
     }
 }

@@ -1,7 +1,7 @@
-//! Messages, their raw bytes, which cases hold them, and source
-//! checkpoints.
+//! Messages, their raw bytes, which cases hold them, messages their
+//! archive removed, and source checkpoints.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use sqlx::sqlite::SqliteConnection;
 use sqlx::{AssertSqlSafe, Row};
@@ -159,6 +159,60 @@ impl Tx<'_> {
         super::rows::auth(&row, "auth", "auth_author", "auth_reason")
     }
 
+    /// Records why the bot did not act on a fresh command mail (a budget,
+    /// the loop breaker): decided once, read back when it is threaded
+    /// again.
+    pub async fn set_withheld(&mut self, id: &MessageId, why: &str) -> Result<(), StoreError> {
+        sqlx::query("UPDATE messages SET withheld = $2 WHERE message_id = $1")
+            .bind(id.as_str())
+            .bind(why)
+            .execute(&mut *self.tx)
+            .await
+            .map_err(err("record why a mail was not acted on"))?;
+        Ok(())
+    }
+
+    /// Why the bot did not act on a stored message, if it decided so.
+    pub async fn withheld(&mut self, id: &MessageId) -> Result<Option<String>, StoreError> {
+        let row = sqlx::query("SELECT withheld FROM messages WHERE message_id = $1")
+            .bind(id.as_str())
+            .fetch_optional(&mut *self.tx)
+            .await
+            .map_err(err("read why a mail was not acted on"))?;
+        row.map_or(Ok(None), |r| r.try_get(0).map_err(err("read why a mail was not acted on")))
+    }
+
+    /// The messages of `case` fetched since `since`, and those the bot
+    /// did not act on whenever they came: each one's id, sender (From),
+    /// when it was fetched, and why it was not acted on.
+    pub async fn case_posts(
+        &mut self,
+        case: CaseId,
+        since: i64,
+    ) -> Result<Vec<(MessageId, Option<String>, i64, Option<String>)>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT m.message_id, m.from_addr, m.fetched_at, m.withheld \
+             FROM case_messages cm JOIN messages m ON m.message_id = cm.message_id \
+             WHERE cm.case_id = $1 AND (m.fetched_at >= $2 OR m.withheld IS NOT NULL)",
+        )
+        .bind(case.0)
+        .bind(since)
+        .fetch_all(&mut *self.tx)
+        .await
+        .map_err(err("read a case's recent messages"))?;
+        let mut out = Vec::with_capacity(rows.len());
+        for r in &rows {
+            let id: String = r.try_get(0).map_err(err("read a case's recent messages"))?;
+            out.push((
+                rows::message_id(&id)?,
+                r.try_get(1).map_err(err("read a case's recent messages"))?,
+                r.try_get(2).map_err(err("read a case's recent messages"))?,
+                r.try_get(3).map_err(err("read a case's recent messages"))?,
+            ));
+        }
+        Ok(out)
+    }
+
     /// Marks a message settled: in no case, for ever. Its bytes and what
     /// its threading depended on go. Returns false when it was already.
     pub async fn settle(&mut self, id: &MessageId) -> Result<bool, StoreError> {
@@ -177,6 +231,80 @@ impl Tx<'_> {
             .map_err(err("drop raw bytes"))?;
         self.set_deps(id, &[]).await?;
         Ok(true)
+    }
+
+    /// Which of `ids` their archive removed (never to be stored again).
+    pub async fn removed(&mut self, ids: &[&str]) -> Result<HashSet<MessageId>, StoreError> {
+        let any = sqlx::query("SELECT 1 FROM removed_messages LIMIT 1")
+            .fetch_optional(&mut *self.tx)
+            .await
+            .map_err(err("look up removed messages"))?;
+        if any.is_none() {
+            return Ok(HashSet::new());
+        }
+        let rows = super::select_in(
+            &mut self.tx,
+            "SELECT message_id FROM removed_messages WHERE message_id IN",
+            "",
+            ids,
+            "look up removed messages",
+        )
+        .await?;
+        rows.iter()
+            .map(|r| {
+                r.try_get::<String, _>(0).map_err(err("look up removed messages")).and_then(|s| rows::message_id(&s))
+            })
+            .collect()
+    }
+
+    /// Records that the archive removed `id`.
+    pub async fn record_removal(&mut self, id: &MessageId, at: i64) -> Result<(), StoreError> {
+        sqlx::query("INSERT INTO removed_messages (message_id, removed_at) VALUES ($1, $2) ON CONFLICT DO NOTHING")
+            .bind(id.as_str())
+            .bind(at)
+            .execute(&mut *self.tx)
+            .await
+            .map_err(err("record a removed message"))?;
+        Ok(())
+    }
+
+    /// Deletes a stored message and what it holds in cases: its events,
+    /// memberships, facts, retest requests, dependencies and bytes (the
+    /// case it opened is the caller's, first). Returns the cases it was
+    /// in, to replay, or `None` when it was not stored.
+    pub async fn delete_message(&mut self, id: &MessageId) -> Result<Option<BTreeSet<CaseId>>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT case_id FROM case_messages WHERE message_id = $1 \
+             UNION SELECT case_id FROM events WHERE message_id = $1",
+        )
+        .bind(id.as_str())
+        .fetch_all(&mut *self.tx)
+        .await
+        .map_err(err("read a message's cases"))?;
+        let cases = rows
+            .iter()
+            .map(|r| r.try_get::<i64, _>(0).map(CaseId))
+            .collect::<Result<BTreeSet<_>, _>>()
+            .map_err(err("read a message's cases"))?;
+        for sql in [
+            "DELETE FROM events WHERE message_id = $1",
+            "DELETE FROM case_messages WHERE message_id = $1",
+            "DELETE FROM reports WHERE message_id = $1",
+            "DELETE FROM retests WHERE message_id = $1",
+            "DELETE FROM build_summaries WHERE message_id = $1",
+            "DELETE FROM retest_requests WHERE message_id = $1",
+            "DELETE FROM thread_deps WHERE message_id = $1",
+            "DELETE FROM message_keys WHERE message_id = $1",
+            "DELETE FROM raw_messages WHERE message_id = $1",
+        ] {
+            sqlx::query(sql).bind(id.as_str()).execute(&mut *self.tx).await.map_err(err("delete a message"))?;
+        }
+        let gone = sqlx::query("DELETE FROM messages WHERE message_id = $1")
+            .bind(id.as_str())
+            .execute(&mut *self.tx)
+            .await
+            .map_err(err("delete a message"))?;
+        Ok((gone.rows_affected() > 0).then_some(cases))
     }
 
     /// Records where `source` has got to.

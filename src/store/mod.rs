@@ -104,6 +104,7 @@ const TABLES: &[&str] = &[
     "outbox",
     "retest_requests",
     "subscriptions",
+    "removed_messages",
     "message_keys",
 ];
 

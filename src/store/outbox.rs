@@ -220,30 +220,70 @@ impl Tx<'_> {
         Ok(row.is_some())
     }
 
-    /// Mails of `kind` to `addressee` made since `since`.
-    pub async fn mails_to_since(&mut self, kind: &str, addressee: &str, since: i64) -> Result<u32, StoreError> {
-        let n: i64 = sqlx::query("SELECT COUNT(*) FROM outbox WHERE kind = $1 AND addressee = $2 AND created_at >= $3")
-            .bind(kind)
-            .bind(addressee)
-            .bind(since)
-            .fetch_one(&mut *self.tx)
-            .await
-            .and_then(|r| r.try_get(0))
-            .map_err(err("count mails"))?;
-        Ok(u32::try_from(n).unwrap_or(u32::MAX))
+    /// The replies to commands (and limit notices) made since `since`:
+    /// to `addressee`, in `case`, to mail whose sender was verified and
+    /// did not pass (`unauthenticated: Some(true)`) or the rest
+    /// (`Some(false)`); `None` does not narrow.
+    pub async fn replies_since(
+        &mut self,
+        since: i64,
+        addressee: Option<&str>,
+        case: Option<CaseId>,
+        unauthenticated: Option<bool>,
+    ) -> Result<crate::model::Spent, StoreError> {
+        let row = sqlx::query(
+            "SELECT COUNT(*), MIN(o.created_at), COALESCE(SUM(CASE WHEN o.kind = 'limit' THEN 1 ELSE 0 END), 0) \
+             FROM outbox o LEFT JOIN messages m ON m.message_id = o.in_reply_to \
+             WHERE o.kind IN ('reply', 'limit') AND o.created_at >= $1 \
+             AND ($2 IS NULL OR o.addressee = $2) AND ($3 IS NULL OR o.case_id = $3) \
+             AND ($4 IS NULL OR (COALESCE(m.auth, '') = 'none') = $4)",
+        )
+        .bind(since)
+        .bind(addressee)
+        .bind(case.map(|c| c.0))
+        .bind(unauthenticated)
+        .fetch_one(&mut *self.tx)
+        .await
+        .map_err(err("count replies"))?;
+        let count = |i: usize| -> Result<u32, StoreError> {
+            let n: i64 = row.try_get(i).map_err(err("count replies"))?;
+            Ok(u32::try_from(n).unwrap_or(u32::MAX))
+        };
+        Ok(crate::model::Spent {
+            sent: count(0)?,
+            oldest: row.try_get(1).map_err(err("count replies"))?,
+            notices: count(2)?,
+        })
     }
 
-    /// Mails of `kind` about `case` made since `since`.
-    pub async fn case_mails_since(&mut self, kind: &str, case: CaseId, since: i64) -> Result<u32, StoreError> {
-        let n: i64 = sqlx::query("SELECT COUNT(*) FROM outbox WHERE kind = $1 AND case_id = $2 AND created_at >= $3")
-            .bind(kind)
-            .bind(case.0)
-            .bind(since)
-            .fetch_one(&mut *self.tx)
-            .await
-            .and_then(|r| r.try_get(0))
-            .map_err(err("count mails"))?;
-        Ok(u32::try_from(n).unwrap_or(u32::MAX))
+    /// The bot's mails in `case`'s thread that answer someone (replies,
+    /// limit notices, verdicts) made since `since`, oldest first: their
+    /// Message-ID, the mail each answers, and when each was made.
+    pub async fn answers_in_case(
+        &mut self,
+        case: CaseId,
+        since: i64,
+    ) -> Result<Vec<(String, Option<MessageId>, i64)>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT message_id, in_reply_to, created_at FROM outbox \
+             WHERE case_id = $1 AND kind IN ('reply', 'limit', 'verdict') AND created_at >= $2 \
+             ORDER BY created_at, id",
+        )
+        .bind(case.0)
+        .bind(since)
+        .fetch_all(&mut *self.tx)
+        .await
+        .map_err(err("read the bot's mails of a case"))?;
+        rows.iter()
+            .map(|r| {
+                let parent: Option<String> = r.try_get(1).map_err(err("read the bot's mails of a case"))?;
+                Ok((
+                    r.try_get(0).map_err(err("read the bot's mails of a case"))?,
+                    parent.as_deref().and_then(MessageId::new),
+                    r.try_get(2).map_err(err("read the bot's mails of a case"))?,
+                ))
+            })
+            .collect()
     }
 
     /// Records a retest the bot asked for (once per case and command).

@@ -30,7 +30,7 @@ pub const MAX_SUBJECT: usize = 998;
 pub const CASE_COLUMNS: &str = "c.id, c.kind, c.state, c.title, c.custom_title, c.report_message_id, c.report_to, \
      c.opened_at, \
      c.commit_sha, c.commit_subject, c.tree, c.branch, c.testcase, c.metric, c.change_pct, c.direction, \
-     c.signature, c.subject_key, c.patch_key";
+     c.signature, c.subject_key, c.patch_key, c.base_stddev_pct, c.new_stddev_pct";
 
 fn bad(what: &str, value: &str) -> StoreError {
     StoreError::Corrupt(format!("{what} {value:?}"))
@@ -84,6 +84,8 @@ pub fn case_view(row: &SqliteRow) -> Result<CaseView, StoreError> {
             signature: get(row, "signature")?,
             subject_key: get(row, "subject_key")?,
             patch_key: get(row, "patch_key")?,
+            base_stddev_pct: get(row, "base_stddev_pct")?,
+            new_stddev_pct: get(row, "new_stddev_pct")?,
         },
     })
 }

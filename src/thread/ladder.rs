@@ -215,6 +215,8 @@ pub fn case_facts(m: &Incoming, at: i64) -> Option<CaseFacts> {
             f.metric = Some(h.metric.clone());
             f.change_pct = h.change_pct.or(h.stated_change_pct).map(|n| n.0);
             f.direction = h.direction;
+            f.base_stddev_pct = h.base_stddev_pct.map(|n| n.0);
+            f.new_stddev_pct = h.new_stddev_pct.map(|n| n.0);
         }
         f.signature = r.signatures.first().map(|s| s.signature.clone());
         r.commit.as_ref()

@@ -68,6 +68,10 @@ pub struct Incoming {
     /// How its sender was authenticated: set by the engine for the fresh
     /// mail the bot acts on (see `auth`), `none` for the rest.
     pub auth: Auth,
+    /// Why the bot did not act on its commands (a reply budget used up,
+    /// a loop), once it decided so: its commands are recorded as not
+    /// done.
+    pub withheld: Option<String>,
     /// A patch mail numbered v2 or above: its patch key and version (it
     /// may supersede a report on an earlier version).
     pub new_version: Option<(String, u32)>,
@@ -194,6 +198,7 @@ impl Incoming {
             prose_verdict,
             problems,
             auth: Auth::default(),
+            withheld: None,
             new_version: lifecycle::new_version(&mail.subject),
         }
     }

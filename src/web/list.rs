@@ -16,10 +16,23 @@ pub struct Params {
     pub tree: Option<String>,
     pub testcase: Option<String>,
     pub sort: Option<String>,
+    /// `/`: which page of [`PAGE_CASES`] cases (from 1).
+    pub page: Option<String>,
+    /// `/api/cases`: at most this many cases (opt-in paging) ...
+    pub limit: Option<String>,
+    /// ... those after the case with this id in the list's order.
+    pub after: Option<String>,
 }
+
+/// Cases on one page of the HTML list.
+pub const PAGE_CASES: usize = 200;
+/// The most `limit` may ask of `/api/cases`.
+pub const MAX_LIMIT: usize = 10_000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Sort {
+    /// What needs someone first (`case::attention`): the default of `/`.
+    Attention,
     /// Newest report first.
     Age,
     /// Oldest report first: what has waited longest.
@@ -33,10 +46,11 @@ pub enum Sort {
 }
 
 impl Sort {
-    pub const ALL: [Sort; 5] = [Sort::Age, Sort::Oldest, Sort::Activity, Sort::Severity, Sort::Id];
+    pub const ALL: [Sort; 6] = [Sort::Attention, Sort::Age, Sort::Oldest, Sort::Activity, Sort::Severity, Sort::Id];
 
     pub fn as_str(self) -> &'static str {
         match self {
+            Sort::Attention => "attention",
             Sort::Age => "age",
             Sort::Oldest => "oldest",
             Sort::Activity => "activity",
@@ -56,6 +70,11 @@ pub struct Query {
     pub tree: Option<String>,
     pub testcase: Option<String>,
     pub sort: Sort,
+    /// The page of the HTML list, from 1.
+    pub page: usize,
+    /// Paging of `/api/cases`: at most `limit` cases after the case `after`.
+    pub limit: Option<usize>,
+    pub after: Option<i64>,
 }
 
 /// An empty field of a submitted form is no filter.
@@ -74,13 +93,40 @@ impl Query {
             })?),
         };
         let sort = match given(p.sort) {
-            None => Sort::Age,
+            None => Sort::Attention,
             Some(s) => Sort::ALL.into_iter().find(|x| x.as_str() == s).ok_or_else(|| {
                 let names: Vec<&str> = Sort::ALL.iter().map(|s| s.as_str()).collect();
                 format!("unknown sort {s:?}: use one of {}", names.join(", "))
             })?,
         };
-        Ok(Query { state, filter, kind, tree: given(p.tree), testcase: given(p.testcase), sort })
+        let number = |name: &str, v: Option<String>| -> Result<Option<u64>, String> {
+            given(v).map(|v| v.parse::<u64>().map_err(|_| format!("{name} is a number, not {v:?}"))).transpose()
+        };
+        let page = match number("page", p.page)? {
+            None => 1,
+            Some(0) => return Err("pages count from 1".into()),
+            Some(n) => usize::try_from(n).unwrap_or(usize::MAX),
+        };
+        let limit = match number("limit", p.limit)? {
+            None => None,
+            Some(n) if n == 0 || n > MAX_LIMIT as u64 => {
+                return Err(format!("limit must be 1 to {MAX_LIMIT}"));
+            }
+            Some(n) => Some(usize::try_from(n).unwrap_or(MAX_LIMIT)),
+        };
+        let after = number("after", p.after)?.map(|n| i64::try_from(n).unwrap_or(i64::MAX));
+        Ok(Query { state, filter, kind, tree: given(p.tree), testcase: given(p.testcase), sort, page, limit, after })
+    }
+
+    /// The query string of these parameters on page `page` (for the
+    /// list's page links).
+    pub fn with_page(&self, page: usize) -> String {
+        let base = self.with_sort(self.sort);
+        if page <= 1 {
+            return base;
+        }
+        let sep = if base.contains('?') { '&' } else { '?' };
+        format!("{base}{sep}page={page}")
     }
 
     /// Whether a case passes the state, kind, tree and testcase filters.
@@ -111,7 +157,7 @@ impl Query {
         if let Some(t) = &self.testcase {
             parts.push(format!("testcase={}", encode(t)));
         }
-        if sort != Sort::Age {
+        if sort != Sort::Attention {
             parts.push(format!("sort={}", sort.as_str()));
         }
         if parts.is_empty() { "/".into() } else { format!("/?{}", parts.join("&")) }
@@ -129,6 +175,38 @@ pub fn encode(s: &str) -> String {
         }
     }
     out
+}
+
+/// One page of the HTML list: the cases of page `page` (from 1) and how
+/// many pages there are (at least one).
+pub fn page<'a, 'c>(cases: &'a [&'c CaseRecord], page: usize) -> (&'a [&'c CaseRecord], usize) {
+    let pages = cases.len().div_ceil(PAGE_CASES).max(1);
+    let start = page.saturating_sub(1).saturating_mul(PAGE_CASES).min(cases.len());
+    let end = start.saturating_add(PAGE_CASES).min(cases.len());
+    (&cases[start..end], pages)
+}
+
+/// `/api/cases` paging: the cases after the one with id `after` (in the
+/// list's order; by id, any case with a larger id), at most `limit`; and
+/// whether more follow.
+pub fn slice(
+    cases: Vec<&CaseRecord>,
+    after: Option<i64>,
+    limit: Option<usize>,
+    by_id: bool,
+) -> Result<(Vec<&CaseRecord>, bool), String> {
+    let start = match after {
+        None => 0,
+        // By id the cursor need not be in the list (its case may have
+        // changed state since): the next larger id is where to go on.
+        Some(a) if by_id => cases.partition_point(|c| c.view.id.0 <= a),
+        Some(a) => cases.iter().position(|c| c.view.id.0 == a).map(|i| i + 1).ok_or_else(|| {
+            format!("after={a} names no case of this list (page by id, the default order, to go on from any case)")
+        })?,
+    };
+    let end = limit.map_or(cases.len(), |l| start.saturating_add(l).min(cases.len()));
+    let more = end < cases.len();
+    Ok((cases[start..end].to_vec(), more))
 }
 
 /// Larger is more severe: (rank of the kind, size of the change).
@@ -149,6 +227,7 @@ pub fn select<'c>(cases: impl IntoIterator<Item = &'c CaseRecord>, q: &Query) ->
     let opened = |c: &&CaseRecord| c.view.facts.opened_at;
     let id = |c: &&CaseRecord| c.view.id.0;
     match q.sort {
+        Sort::Attention => crate::case::attention::sort(&mut cases),
         Sort::Age => cases.sort_by_key(|c| (std::cmp::Reverse(opened(c)), id(c))),
         Sort::Oldest => cases.sort_by_key(|c| (opened(c), id(c))),
         Sort::Activity => cases.sort_by_key(|c| (std::cmp::Reverse(c.updated_at), id(c))),
@@ -169,27 +248,13 @@ mod tests {
     use crate::model::MessageId;
 
     fn case(id: i64, kind: CaseKind, change: Option<f64>, opened: i64, tree: &str) -> CaseRecord {
-        CaseRecord {
-            view: CaseView {
-                id: CaseId(id),
-                state: CaseState::Reported,
-                facts: CaseFacts {
-                    tree: Some(tree.into()),
-                    testcase: Some("will-it-scale".into()),
-                    change_pct: change,
-                    ..CaseFacts::new(kind, format!("case {id}"), MessageId::new(&format!("{id}@x")).unwrap(), opened)
-                },
-            },
-            updated_at: opened,
-            verdict: None,
-            fix_commit: None,
-            fix_message_id: None,
-            report_facts: None,
-            messages: Vec::new(),
-            events: Vec::new(),
-            related: Vec::new(),
-            retests: Vec::new(),
-        }
+        let facts = CaseFacts {
+            tree: Some(tree.into()),
+            testcase: Some("will-it-scale".into()),
+            change_pct: change,
+            ..CaseFacts::new(kind, format!("case {id}"), MessageId::new(&format!("{id}@x")).unwrap(), opened)
+        };
+        CaseRecord::bare(CaseView { id: CaseId(id), state: CaseState::Reported, facts }, opened)
     }
 
     fn params(pairs: &[(&str, &str)]) -> Params {
@@ -202,6 +267,9 @@ mod tests {
                 "tree" => p.tree = v,
                 "testcase" => p.testcase = v,
                 "sort" => p.sort = v,
+                "page" => p.page = v,
+                "limit" => p.limit = v,
+                "after" => p.after = v,
                 _ => unreachable!(),
             }
         }
@@ -227,8 +295,8 @@ mod tests {
         let q = Query::parse(params(&[("state", ""), ("tree", " "), ("sort", "")])).unwrap();
         assert_eq!(q.filter, CaseFilter::Open);
         assert_eq!(q.tree, None);
-        assert_eq!(q.sort, Sort::Age);
-        assert_eq!(q.with_sort(Sort::Age), "/");
+        assert_eq!(q.sort, Sort::Attention);
+        assert_eq!(q.with_sort(Sort::Attention), "/");
     }
 
     #[test]
@@ -241,11 +309,15 @@ mod tests {
             case(5, CaseKind::Build, None, 150, "linus"),
         ];
         let q = |p: &[(&str, &str)]| Query::parse(params(p)).unwrap();
-        assert_eq!(ids(&select(&cases, &q(&[]))), [4, 5, 1, 2, 3]);
+        assert_eq!(ids(&select(&cases, &q(&[("sort", "age")]))), [4, 5, 1, 2, 3]);
+        // The default: all are reported (open), so by significance and
+        // |change|: the changes, then the crash and the build failure
+        // (oldest first), then 1, whose -5% is marginal.
+        assert_eq!(ids(&select(&cases, &q(&[]))), [4, 2, 3, 5, 1]);
         assert_eq!(ids(&select(&cases, &q(&[("sort", "oldest")]))), [3, 2, 1, 5, 4]);
         assert_eq!(ids(&select(&cases, &q(&[("sort", "severity")]))), [3, 2, 1, 5, 4]);
         assert_eq!(ids(&select(&cases, &q(&[("tree", "LINUS"), ("sort", "id")]))), [1, 3, 4, 5]);
-        assert_eq!(ids(&select(&cases, &q(&[("kind", "perf-regression")]))), [1, 2]);
+        assert_eq!(ids(&select(&cases, &q(&[("kind", "perf-regression"), ("sort", "age")]))), [1, 2]);
         assert_eq!(ids(&select(&cases, &q(&[("testcase", "fio")]))), Vec::<i64>::new());
     }
 
@@ -253,5 +325,37 @@ mod tests {
     fn sort_links_keep_the_filters() {
         let q = Query::parse(params(&[("state", "all"), ("tree", "linux next&x"), ("kind", "build")])).unwrap();
         assert_eq!(q.with_sort(Sort::Severity), "/?state=all&kind=build&tree=linux%20next%26x&sort=severity");
+    }
+
+    #[test]
+    fn pages_and_slices() {
+        let all: Vec<CaseRecord> = (1..=450).map(|i| case(i, CaseKind::Build, None, i, "linus")).collect();
+        let refs: Vec<&CaseRecord> = all.iter().collect();
+        let (p1, pages) = page(&refs, 1);
+        assert_eq!((p1.len(), pages, p1[0].view.id.0), (PAGE_CASES, 3, 1));
+        let (p3, _) = page(&refs, 3);
+        assert_eq!((p3.len(), p3[0].view.id.0), (50, 401));
+        assert!(page(&refs, 9).0.is_empty());
+        assert_eq!(page(&[], 1).1, 1);
+        let (s, more) = slice(refs.clone(), None, Some(100), true).unwrap();
+        assert_eq!((s.len(), s[99].view.id.0, more), (100, 100, true));
+        let (s, more) = slice(refs.clone(), Some(400), Some(100), true).unwrap();
+        assert_eq!((s.len(), s[0].view.id.0, more), (50, 401, false));
+        // By id, a cursor that is no longer listed still goes on.
+        let odd: Vec<&CaseRecord> = refs.iter().copied().filter(|c| c.view.id.0 % 2 == 1).collect();
+        assert_eq!(slice(odd.clone(), Some(10), Some(1), true).unwrap().0[0].view.id.0, 11);
+        assert!(slice(odd, Some(10), Some(1), false).is_err());
+        let (s, more) = slice(refs, None, None, true).unwrap();
+        assert_eq!((s.len(), more), (450, false));
+        assert!(Query::parse(params(&[("page", "0")])).is_err());
+        assert!(Query::parse(params(&[("limit", "0")])).is_err());
+        assert!(Query::parse(params(&[("limit", "x")])).is_err());
+        assert_eq!(
+            Query::parse(params(&[("limit", "5"), ("after", "7")])).map(|q| (q.limit, q.after)),
+            Ok((Some(5), Some(7)))
+        );
+        let q = Query::parse(params(&[("sort", "severity")])).unwrap();
+        assert_eq!(q.with_page(2), "/?sort=severity&page=2");
+        assert_eq!(Query::parse(params(&[])).unwrap().with_page(3), "/?page=3");
     }
 }

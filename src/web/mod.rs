@@ -191,6 +191,9 @@ async fn index(
 ) -> Result<Response, HttpFailure> {
     let html = wants_html(&headers);
     let q = query(q).map_err(|f| f.into_html(html))?;
+    if q.limit.is_some() || q.after.is_some() {
+        return Err(HttpFailure::bad("the page list takes page=N; limit and after are for /api/cases").into_html(html));
+    }
     let all = app.reader.summary(false).await.map_err(|e| HttpFailure::store(e).into_html(html))?;
     let counts: Vec<(CaseState, i64)> =
         CaseState::ALL.iter().map(|s| (*s, all.iter().filter(|c| c.view.state == *s).count() as i64)).collect();
@@ -214,16 +217,27 @@ async fn case_page(
 }
 
 /// `/api/cases`: `state` as `cases --state` (and the list's other
-/// filters); the order is the CLI's (by id) unless `sort` asks.
+/// filters); the order is the CLI's (by id) unless `sort` asks. Every
+/// case by default; with `limit` at most that many, after the case
+/// `after` (a `Link: <...>; rel="next"` header says where the rest is).
 async fn api_cases(
     State(app): State<App>,
     q: Result<Query<list::Params>, QueryRejection>,
+    uri: axum::http::Uri,
 ) -> Result<Response, HttpFailure> {
     let sorted = matches!(&q, Ok(Query(p)) if p.sort.as_deref().is_some_and(|s| !s.is_empty()));
     let q = query(q)?;
+    if q.page != 1 {
+        return Err(HttpFailure::bad("/api/cases pages with limit and after, not page"));
+    }
     let all = app.reader.summary(true).await.map_err(HttpFailure::store)?;
     let cases: Vec<&CaseRecord> =
         if sorted { list::select(all.iter(), &q) } else { all.iter().filter(|c| q.selects(c)).collect() };
+    let (cases, more) = list::slice(cases, q.after, q.limit, !sorted).map_err(HttpFailure::bad)?;
+    let next = match cases.last() {
+        Some(last) if more => Some(next_link(&uri, last.view.id.0)),
+        _ => None,
+    };
     // The summary is in id order; the body is what `cases --json` prints.
     let texts = app.case_texts(&all);
     let text = |c: &CaseRecord| all.binary_search_by_key(&c.view.id, |x| x.view.id).map(|i| texts[i].as_str());
@@ -237,7 +251,22 @@ async fn api_cases(
         body.push_str(text(c).unwrap_or("null"));
     }
     body.push_str("]\n");
-    Ok((json_type(), body).into_response())
+    let mut res = (json_type(), body).into_response();
+    if let Some(link) = next.and_then(|l| header::HeaderValue::from_str(&format!("<{l}>; rel=\"next\"")).ok()) {
+        res.headers_mut().insert(header::LINK, link);
+    }
+    Ok(res)
+}
+
+/// The request's own path and query with `after` set to `last`.
+fn next_link(uri: &axum::http::Uri, last: i64) -> String {
+    let kept: Vec<&str> =
+        uri.query().unwrap_or("").split('&').filter(|p| !p.is_empty() && !p.starts_with("after=")).collect();
+    let mut q = kept.join("&");
+    if !q.is_empty() {
+        q.push('&');
+    }
+    format!("{}?{q}after={last}", uri.path())
 }
 
 async fn api_case(State(app): State<App>, id: Result<Path<String>, PathRejection>) -> Result<Response, HttpFailure> {

@@ -7,6 +7,7 @@ use askama::Template;
 
 use super::list::{Query, Sort, encode};
 use crate::case::CaseRecord;
+use crate::case::significance::{self, Significance};
 use crate::case::{CaseKind, CaseState, CaseView, replay};
 use crate::model::rfc3339;
 use crate::view::{self, chart};
@@ -32,6 +33,8 @@ pub struct CaseRow {
     pub what: String,
     /// `bad` for a regression, `good` for an improvement.
     pub tone: &'static str,
+    /// A perf case's `clear` or `marginal`; empty for the others.
+    pub significance: &'static str,
     pub commit: String,
     pub tree: Option<String>,
     pub tree_href: String,
@@ -51,12 +54,20 @@ pub struct Index {
     pub tree: String,
     pub testcase: String,
     pub filtered: bool,
+    pub sort_attention: String,
     pub sort_age: String,
     pub sort_severity: String,
     pub sort_activity: String,
     pub sort_oldest: String,
     pub api: String,
     pub rows: Vec<CaseRow>,
+    /// How many cases the list holds (on all its pages).
+    pub total: usize,
+    pub page: usize,
+    pub pages: usize,
+    /// Links to the previous and next pages, when there are.
+    pub prev: Option<String>,
+    pub next: Option<String>,
 }
 
 fn tone(c: &CaseRecord) -> &'static str {
@@ -67,9 +78,10 @@ fn tone(c: &CaseRecord) -> &'static str {
     }
 }
 
-/// The list of cases `q` selected (already in order); `counts` is how
-/// many cases each state holds.
-pub fn index(q: &Query, cases: &[&CaseRecord], counts: &[(CaseState, i64)], now: i64) -> Index {
+/// The list of cases `q` selected (already in order), the page `q` asks
+/// for; `counts` is how many cases each state holds.
+pub fn index(q: &Query, all: &[&CaseRecord], counts: &[(CaseState, i64)], now: i64) -> Index {
+    let (cases, pages) = crate::web::list::page(all, q.page);
     let rows = cases
         .iter()
         .map(|c| {
@@ -82,6 +94,7 @@ pub fn index(q: &Query, cases: &[&CaseRecord], counts: &[(CaseState, i64)], now:
                 opened: rfc3339(f.opened_at),
                 what: crate::text::cut(&view::what(c), 60),
                 tone: tone(c),
+                significance: significance::of_case(f).map_or("", Significance::as_str),
                 commit: f.commit.as_deref().map_or("-".into(), |s| s.get(..12).unwrap_or(s).to_string()),
                 tree_href: f
                     .tree
@@ -133,12 +146,18 @@ pub fn index(q: &Query, cases: &[&CaseRecord], counts: &[(CaseState, i64)], now:
         tree: q.tree.clone().unwrap_or_default(),
         testcase: q.testcase.clone().unwrap_or_default(),
         filtered: q.kind.is_some() || q.tree.is_some() || q.testcase.is_some(),
+        sort_attention: q.with_sort(Sort::Attention),
         sort_age: q.with_sort(Sort::Age),
         sort_severity: q.with_sort(Sort::Severity),
         sort_activity: q.with_sort(Sort::Activity),
         sort_oldest: q.with_sort(Sort::Oldest),
         api,
         rows,
+        total: all.len(),
+        page: q.page,
+        pages,
+        prev: (q.page > 1).then(|| q.with_page(q.page.min(pages + 1) - 1)),
+        next: (q.page < pages).then(|| q.with_page(q.page + 1)),
     }
 }
 
@@ -184,6 +203,10 @@ pub struct Step {
     pub href: Option<String>,
     pub subject: String,
     pub from: String,
+    /// How the sender was authenticated (`dkim:<domain>`, `arc:<sealer>`,
+    /// `none`), and what was found.
+    pub auth: String,
+    pub auth_reason: String,
     pub message_id: String,
 }
 
@@ -239,7 +262,10 @@ fn facts(c: &CaseRecord, now: i64, archive: &str) -> Vec<Fact> {
         out.push(Fact::text("test machine", m));
     }
     match (&f.metric, f.change_pct) {
-        (Some(m), Some(p)) => out.push(Fact::text("metric", format!("{m} {p:+}%"))),
+        (Some(m), Some(p)) => out.push(Fact {
+            note: significance::of_case(f).map(|s| format!("{}: {}", s.as_str(), noise(f))),
+            ..Fact::text("metric", format!("{m} {p:+}%"))
+        }),
         (Some(m), None) => out.push(Fact::text("metric", m.clone())),
         _ => {}
     }
@@ -249,7 +275,8 @@ fn facts(c: &CaseRecord, now: i64, archive: &str) -> Vec<Fact> {
     out.push(Fact::text("opened", format!("{} UTC ({} ago)", when(f.opened_at), view::age(now - f.opened_at))));
     out.push(Fact::text("last activity", format!("{} UTC", when(c.updated_at))));
     if let Some(v) = c.verdict {
-        out.push(Fact::text("verdict", v.as_str()));
+        let note = significance::of_case_verdict(c).map(|s| s.as_str().to_string());
+        out.push(Fact { note, ..Fact::text("verdict", v.as_str()) });
     }
     if let Some(x) = &c.fix_commit {
         out.push(Fact::code("fix commit", x.clone()));
@@ -260,7 +287,17 @@ fn facts(c: &CaseRecord, now: i64, archive: &str) -> Vec<Fact> {
     out
 }
 
-fn points(ch: &chart::Chart, archive: &str) -> Vec<PointRow> {
+/// The noise a perf case's significance is judged against, in words.
+fn noise(f: &crate::case::CaseFacts) -> String {
+    let sd = |s: Option<f64>| s.map_or("under 2% (not printed)".to_string(), |s| format!("{}%", chart::number(s)));
+    format!(
+        "|change| against 3x the larger %stddev of base ({}) and new ({})",
+        sd(f.base_stddev_pct),
+        sd(f.new_stddev_pct)
+    )
+}
+
+fn points(c: &CaseRecord, ch: &chart::Chart, archive: &str) -> Vec<PointRow> {
     let mut fixes = 0;
     ch.points
         .iter()
@@ -283,7 +320,13 @@ fn points(ch: &chart::Chart, archive: &str) -> Vec<PointRow> {
                     _ => p.against.map_or(String::new(), |b| ch.show(b)),
                 },
                 change: p.change_pct().map_or(String::new(), |d| format!("{d:+.1}%")),
-                verdict: p.verdict.clone().unwrap_or_default(),
+                verdict: match (&p.verdict, &p.message_id, &p.commit) {
+                    (Some(v), Some(m), Some(x)) => match significance::of_column(&c.retests, m, x, &ch.metric) {
+                        Some(s) => format!("{v} ({})", s.as_str()),
+                        None => v.clone(),
+                    },
+                    (v, _, _) => v.clone().unwrap_or_default(),
+                },
                 subject: p.subject.clone().unwrap_or_default(),
             }
         })
@@ -316,6 +359,8 @@ pub fn case(c: &CaseRecord, others: &[CaseView], now: i64, archive: &str) -> Cas
                 href: e.message_id.as_ref().map(|id| id.link(archive)),
                 subject: m.map_or_else(|| "(message)".into(), |m| m.subject.clone()),
                 from: m.and_then(|m| m.from.clone()).unwrap_or_default(),
+                auth: m.map_or_else(String::new, |m| m.auth.label()),
+                auth_reason: m.map_or_else(String::new, |m| m.auth.reason.clone()),
                 message_id: e.message_id.as_ref().map_or(String::new(), |id| id.as_str().to_string()),
             }
         })
@@ -327,7 +372,7 @@ pub fn case(c: &CaseRecord, others: &[CaseView], now: i64, archive: &str) -> Cas
         kind: f.kind.as_str(),
         json_href: format!("/api/cases/{}", c.view.id.0),
         facts: facts(c, now, archive),
-        points: ch.as_ref().map(|ch| points(ch, archive)).unwrap_or_default(),
+        points: ch.as_ref().map(|ch| points(c, ch, archive)).unwrap_or_default(),
         chart_svg: ch.as_ref().map(chart::svg),
         chart_note: ch.as_ref().filter(|c| c.relative).map(|_| {
             "Some retests ran against a base of their own (another machine or parameters), \

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod dkim;
 pub mod dovecot;
 pub mod http;
 pub mod postfix;
@@ -97,4 +98,33 @@ pub fn check_golden(expected: &Path, actual: &str) -> Result<(), String> {
     let actual_path = expected.with_file_name(actual_name);
     let _ = std::fs::write(&actual_path, actual);
     Err(format!("{} differs: see {}", expected.display(), actual_path.display()))
+}
+
+/// Log lines, captured.
+#[derive(Clone, Default)]
+pub struct Log(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl Log {
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+}
+
+impl std::io::Write for Log {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Log {
+    type Writer = Log;
+
+    fn make_writer(&'a self) -> Log {
+        self.clone()
+    }
 }

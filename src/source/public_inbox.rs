@@ -1,0 +1,341 @@
+//! public-inbox v2 inboxes, as lore mirrors lay them out (`grokmirror`,
+//! `public-inbox-clone`): `INBOX/git/0.git`, `1.git`, ... (epochs, bare
+//! git repositories, each about a gigabyte of mail), one commit per
+//! message on the default branch, the raw message in the file `m` of its
+//! tree; a commit whose tree has `d` instead removes the message in `d`
+//! from the archive (spam, a takedown). Read with gix; nothing is written.
+//!
+//! Epochs are read in number order, each from its tip back to the commit
+//! last stored (first parents only: public-inbox history is linear), then
+//! oldest first. Where an epoch has got to is a checkpoint per epoch (see
+//! [`Position`]); an epoch whose stored commit is no longer in its history
+//! (an operator rewrote it to purge a message) is read again from its
+//! first commit, harmlessly, since messages are idempotent by Message-ID.
+//!
+//! What cannot be read is said, naming the path: a directory with no
+//! epochs, an epoch that is not a repository or whose history cannot be
+//! walked (a corrupt pack) is an error for that epoch, and the next epoch
+//! is read; a commit whose message blob is missing (some mirrors leave
+//! out large blobs) or unreadable is an error for that message, and the
+//! rest of the epoch is read. Such a commit stays in the epoch's
+//! checkpoint as one to read again, so no checkpoint claims a message
+//! that was not stored.
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+
+use gix::ObjectId;
+
+use super::{MAX_MESSAGE_BYTES, RawMessage, SourceError};
+
+/// One epoch of an inbox.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Epoch {
+    pub number: u32,
+    pub path: PathBuf,
+}
+
+/// True for a bare git repository (what an epoch is).
+pub fn is_repository(path: &Path) -> bool {
+    path.join("HEAD").is_file() && path.join("objects").is_dir()
+}
+
+/// True for a directory laid out as a v2 inbox: `git/N.git` epochs.
+pub fn is_inbox(path: &Path) -> bool {
+    epoch_dirs(path).is_ok_and(|e| !e.is_empty())
+}
+
+fn epoch_dirs(inbox: &Path) -> std::io::Result<Vec<Epoch>> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(inbox.join("git"))? {
+        let entry = entry?;
+        let name = entry.file_name();
+        let Some(n) = name.to_str().and_then(|n| n.strip_suffix(".git")).and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        out.push(Epoch { number: n, path: entry.path() });
+    }
+    out.sort_by_key(|e| e.number);
+    Ok(out)
+}
+
+/// The epochs of the inbox at `path`, in order.
+pub fn epochs(path: &Path) -> Result<Vec<Epoch>, SourceError> {
+    match epoch_dirs(path) {
+        Ok(e) if !e.is_empty() => Ok(e),
+        _ => Err(SourceError::NotInbox { path: path.to_path_buf() }),
+    }
+}
+
+/// How a checkpoint names an epoch.
+pub fn epoch_source(inbox_name: &str, epoch: &Epoch) -> String {
+    format!("{inbox_name}/git/{}.git", epoch.number)
+}
+
+/// Where an epoch has got to: every commit up to `last` was read, except
+/// those in `unread` (their message could not be read; they are tried
+/// again first). Its token is the hex ids, space separated, `last` first.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Position {
+    pub last: Option<ObjectId>,
+    pub unread: Vec<ObjectId>,
+}
+
+impl Position {
+    /// Reads a token; one that does not parse reads the epoch again.
+    pub fn parse(token: Option<&str>) -> Position {
+        let mut ids = token.unwrap_or("").split_ascii_whitespace().map(|t| ObjectId::from_hex(t.as_bytes()));
+        let Some(Ok(last)) = ids.next() else { return Position::default() };
+        let unread: Result<Vec<_>, _> = ids.collect();
+        match unread {
+            Ok(unread) => Position { last: Some(last), unread },
+            Err(_) => Position::default(),
+        }
+    }
+
+    pub fn token(&self) -> String {
+        let mut t = self.last.map(|l| l.to_string()).unwrap_or_default();
+        for u in &self.unread {
+            t.push(' ');
+            t.push_str(&u.to_string());
+        }
+        t
+    }
+}
+
+/// One commit read: a message, or a removal (the message removed).
+#[derive(Debug)]
+pub struct Entry {
+    pub raw: RawMessage,
+    /// The epoch's position once this entry is stored.
+    pub position: Position,
+}
+
+fn open_repository(path: &Path) -> Result<gix::Repository, SourceError> {
+    if !is_repository(path) {
+        return Err(SourceError::NotRepository { path: path.to_path_buf() });
+    }
+    gix::open_opts(path, gix::open::Options::isolated())
+        .map_err(|e| SourceError::Git { path: path.to_path_buf(), message: describe(&e) })
+}
+
+fn describe(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let t = c.to_string();
+        if !s.contains(&t) {
+            s.push_str(": ");
+            s.push_str(&t);
+        }
+        cause = c.source();
+    }
+    s
+}
+
+/// The commits of `repo` after `last` on the default branch, oldest
+/// first, and whether `last` was found (false: the epoch is read from its
+/// first commit, because it is new or was rewritten).
+fn commits_after(
+    repo: &gix::Repository,
+    path: &Path,
+    last: Option<ObjectId>,
+) -> Result<(Vec<ObjectId>, bool), SourceError> {
+    let git = |e: &dyn std::error::Error| SourceError::Git { path: path.to_path_buf(), message: describe(e) };
+    let tip = match repo.head_id() {
+        Ok(id) => id.detach(),
+        // An epoch with no commit yet (just created) has nothing to read.
+        Err(_) if repo.head().is_ok_and(|h| h.is_unborn()) => return Ok((Vec::new(), last.is_none())),
+        Err(e) => return Err(git(&e)),
+    };
+    let mut ids = Vec::new();
+    let mut next = Some(tip);
+    while let Some(id) = next {
+        if Some(id) == last {
+            ids.reverse();
+            return Ok((ids, true));
+        }
+        let commit = repo.find_commit(id).map_err(|e| git(&e))?;
+        next = commit.parent_ids().next().map(|p| p.detach());
+        ids.push(id);
+    }
+    ids.reverse();
+    Ok((ids, false))
+}
+
+/// How many commits of the epoch at `path` are after the position
+/// `token` (for progress: what is left to read).
+pub fn pending(path: &Path, token: Option<&str>) -> Result<u64, SourceError> {
+    let pos = Position::parse(token);
+    let repo = open_repository(path)?;
+    let (ids, _) = commits_after(&repo, path, pos.last)?;
+    Ok((ids.len() + pos.unread.len()) as u64)
+}
+
+/// The commits of one epoch not read yet.
+pub struct EpochReader {
+    repo: gix::Repository,
+    path: PathBuf,
+    /// Commits whose message could not be read before, to try again.
+    retry: VecDeque<ObjectId>,
+    /// New commits, oldest first.
+    commits: std::vec::IntoIter<ObjectId>,
+    position: Position,
+}
+
+impl EpochReader {
+    /// Opens the epoch at `path` to read what is after `token`.
+    pub fn open(path: &Path, token: Option<&str>) -> Result<EpochReader, SourceError> {
+        let pos = Position::parse(token);
+        let repo = open_repository(path)?;
+        let (commits, found) = commits_after(&repo, path, pos.last)?;
+        if !found && pos.last.is_some() {
+            tracing::info!(epoch = %path.display(), "the epoch was rewritten: reading it again from its first commit");
+        }
+        // A rewritten epoch is read whole: what was to be read again is
+        // among its commits, or was purged.
+        let retry = if found { pos.unread.iter().copied().collect() } else { VecDeque::new() };
+        let position = Position { last: if found { pos.last } else { None }, unread: Vec::new() };
+        Ok(EpochReader { repo, path: path.to_path_buf(), retry, commits: commits.into_iter(), position })
+    }
+
+    /// Reads one commit: its message (`m`) or removal (`d`); `None` for a
+    /// commit with neither (not a message commit).
+    fn read(&self, id: ObjectId) -> Result<Option<RawMessage>, String> {
+        let commit = self.repo.find_commit(id).map_err(|e| describe(&e))?;
+        let tree = commit.tree().map_err(|e| describe(&e))?;
+        let (entry, removed) = match (tree.find_entry("m"), tree.find_entry("d")) {
+            (Some(m), _) => (m, false),
+            (None, Some(d)) => (d, true),
+            (None, None) => return Ok(None),
+        };
+        let mut blob = entry.object().map_err(|e| describe(&e))?;
+        let mut bytes = std::mem::take(&mut blob.data);
+        let original_len = bytes.len() as u64;
+        if bytes.len() > MAX_MESSAGE_BYTES {
+            bytes.truncate(MAX_MESSAGE_BYTES);
+            bytes.shrink_to_fit();
+        }
+        Ok(Some(RawMessage { bytes, original_len, offset: None, removed }))
+    }
+}
+
+impl Iterator for EpochReader {
+    type Item = Result<Entry, SourceError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let id = match self.retry.pop_front() {
+                // A commit to read again that is gone from the repository
+                // cannot be read any more: the history that had it was
+                // rewritten.
+                Some(id) if !self.repo.has_object(id) => continue,
+                Some(id) => id,
+                None => {
+                    let id = self.commits.next()?;
+                    self.position.last = Some(id);
+                    id
+                }
+            };
+            match self.read(id) {
+                Ok(Some(raw)) => {
+                    let mut position = self.position.clone();
+                    // Commits still to be tried again are not read yet.
+                    position.unread.extend(self.retry.iter().copied());
+                    return Some(Ok(Entry { raw, position }));
+                }
+                Ok(None) => continue,
+                Err(e) => {
+                    self.position.unread.push(id);
+                    return Some(Err(SourceError::Commit {
+                        path: self.path.clone(),
+                        commit: id.to_string(),
+                        message: e,
+                    }));
+                }
+            }
+        }
+    }
+}
+
+/// Every epoch of an inbox (or one epoch), read in order; an epoch that
+/// cannot be opened is an error item, and the next is read.
+pub struct InboxReader {
+    epochs: std::vec::IntoIter<(Epoch, Option<String>)>,
+    current: Option<(Epoch, EpochReader)>,
+}
+
+impl InboxReader {
+    /// Reads `epochs`, each after its checkpoint token.
+    pub fn new(epochs: Vec<(Epoch, Option<String>)>) -> InboxReader {
+        InboxReader { epochs: epochs.into_iter(), current: None }
+    }
+}
+
+impl Iterator for InboxReader {
+    type Item = Result<(Epoch, Entry), SourceError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some((epoch, reader)) = &mut self.current {
+                match reader.next() {
+                    Some(Ok(entry)) => return Some(Ok((epoch.clone(), entry))),
+                    Some(Err(e)) => return Some(Err(e)),
+                    None => self.current = None,
+                }
+            }
+            let (epoch, token) = self.epochs.next()?;
+            match EpochReader::open(&epoch.path, token.as_deref()) {
+                Ok(r) => self.current = Some((epoch, r)),
+                Err(e) => return Some(Err(e)),
+            }
+        }
+    }
+}
+
+/// The messages of an inbox directory or of one epoch, from the start,
+/// for `ingest` and `classify`: removals come as messages marked
+/// `removed`; `offset` counts the commits read.
+pub fn read_all(path: &Path) -> Result<impl Iterator<Item = Result<RawMessage, SourceError>> + use<>, SourceError> {
+    let epochs = if is_repository(path) {
+        vec![(Epoch { number: 0, path: path.to_path_buf() }, None)]
+    } else {
+        epochs(path)?.into_iter().map(|e| (e, None)).collect()
+    };
+    let mut n = 0u64;
+    Ok(InboxReader::new(epochs).map(move |r| {
+        n += 1;
+        r.map(|(_, mut entry)| {
+            entry.raw.offset = Some(n);
+            entry.raw
+        })
+    }))
+}
+
+/// How many commits `read_all(path)` reads, for progress bars.
+pub fn count_all(path: &Path) -> u64 {
+    let epochs = if is_repository(path) {
+        vec![Epoch { number: 0, path: path.to_path_buf() }]
+    } else {
+        epoch_dirs(path).unwrap_or_default()
+    };
+    epochs.iter().map(|e| pending(&e.path, None).unwrap_or(0)).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_round_trip() {
+        let a = ObjectId::from_hex(b"6b24d929c7375ae7221edde6c7b87175f09ada4f")
+            .unwrap_or(ObjectId::null(gix::hash::Kind::Sha1));
+        let b = ObjectId::from_hex(b"43681c26ab81abf88e250f316c504968ca19f393")
+            .unwrap_or(ObjectId::null(gix::hash::Kind::Sha1));
+        let p = Position { last: Some(a), unread: vec![b] };
+        assert_eq!(Position::parse(Some(&p.token())), p);
+        assert_eq!(Position::parse(Some("6b24d929c7375ae7221edde6c7b87175f09ada4f")).unread, Vec::<ObjectId>::new());
+        assert_eq!(Position::parse(Some("not hex")), Position::default());
+        assert_eq!(Position::parse(None), Position::default());
+    }
+}
