@@ -708,6 +708,33 @@ pub fn render(m: &Model, bot: &str, links: &Links) -> String {
 mod tests {
     use super::*;
 
+    /// "fix applied to X" names the tree of the last fix-applied or
+    /// fix-merged event that has one.
+    #[test]
+    fn lifecycle_tags_name_the_tree() {
+        let ev = |at: i64, kind: EventKind, tree: Option<&str>| {
+            let mut e = Event::new(at, kind, None);
+            e.tree = tree.map(str::to_string);
+            e
+        };
+        let events = [
+            ev(1, EventKind::FixApplied, Some("cgroup/for-6.11")),
+            ev(2, EventKind::FixCommitted, None),
+            ev(3, EventKind::FixApplied, Some("cgroup/for-6.12")),
+        ];
+        assert_eq!(state_tag(CaseState::FixApplied, &events).as_deref(), Some("fix applied to cgroup/for-6.12"));
+        assert_eq!(state_tag(CaseState::FixApplied, &events[1..2]).as_deref(), Some("fix applied"));
+        let merged = [ev(4, EventKind::FixMerged, Some("6.1-stable"))];
+        assert_eq!(state_tag(CaseState::FixMerged, &merged).as_deref(), Some("fix merged into 6.1-stable"));
+        let resolved = [ev(5, EventKind::Resolved, Some("torvalds/linux.git"))];
+        assert_eq!(
+            state_tag(CaseState::Resolved, &resolved).as_deref(),
+            Some("resolved: merged into torvalds/linux.git")
+        );
+        assert_eq!(state_tag(CaseState::Reverted, &[]).as_deref(), Some("reverted"));
+        assert_eq!(state_tag(CaseState::Superseded, &[]).as_deref(), Some("superseded"));
+    }
+
     fn open_line(id: i64, tags: &[&str]) -> Line {
         Line {
             id,

@@ -147,6 +147,18 @@ mod tests {
         assert_eq!(ids, [6, 9, 4, 7, 5, 3, 2, 1, 8]);
     }
 
+    /// An applied or merged fix comes after a posted one and before the
+    /// stale cases; a revert is its own closed group, a later version
+    /// closes the case.
+    #[test]
+    fn lifecycle_states_have_their_groups() {
+        assert_eq!(standing(CaseState::FixApplied, None), Standing::FixApplied);
+        assert_eq!(standing(CaseState::FixMerged, None), Standing::FixApplied);
+        assert_eq!(standing(CaseState::Reverted, None), Standing::Reverted);
+        assert_eq!(standing(CaseState::Superseded, None), Standing::Closed);
+        assert!(Standing::FixPosted < Standing::FixApplied && Standing::FixApplied < Standing::Stale);
+    }
+
     #[test]
     fn open_standings_are_the_open_states() {
         for s in CaseState::ALL {

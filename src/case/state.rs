@@ -225,8 +225,8 @@ pub enum EventKind {
     /// stable backport, a `[[trees]]` commit. Into mainline (or a tree
     /// that resolves) it comes with a `resolved` event.
     FixMerged,
-    /// The culprit was reverted (`Revert "<subject>"`, "This reverts
-    /// commit <sha>").
+    /// The culprit was reverted (`Revert "<subject>"`, `This reverts
+    /// commit <sha>`).
     Reverted,
     /// A later version of the reported patch by its author (the message
     /// is that version).

@@ -47,7 +47,7 @@ pub enum Signal {
     /// names.
     Stable { tree: String, title: String, upstream: Option<String> },
     /// A revert of the commit titled `subject` (`Revert "<subject>"`)
-    /// and of `commits` ("This reverts commit <sha>.").
+    /// and of `commits` (`This reverts commit <sha>.`).
     Revert { subject: Option<String>, commits: Vec<String> },
 }
 
@@ -213,7 +213,7 @@ pub fn shortlog(body: &str) -> Vec<String> {
 }
 
 /// pr-tracker-bot's "The pull request you sent on ... has been merged
-/// into torvalds/linux.git: https://git.kernel.org/torvalds/c/<sha>".
+/// into torvalds/linux.git: `https://git.kernel.org/torvalds/c/<sha>`".
 fn pull_merged(body: &str) -> Option<Signal> {
     static MERGED: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)has been merged into\s+(\S+?):?\s*\n\s*(\S+)?"));
     let c = MERGED.captures(body)?;
@@ -296,8 +296,8 @@ fn stable(subject: &str, body: &str) -> Option<Signal> {
 }
 
 /// A revert posted or committed: `Revert "<subject>"` (after a subsystem
-/// prefix too: `block: Revert "block: ..."`) and "This reverts commit
-/// <sha>". A reply to one is not: the signal is the revert itself.
+/// prefix too: `block: Revert "block: ..."`) and `This reverts commit
+/// <sha>`. A reply to one is not: the signal is the revert itself.
 fn revert(subject: &str, body: &str) -> Option<Signal> {
     static REVERTS: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)This reverts commit\s+([0-9a-f]{7,40})\b"));
     let title = super::subject::strip_tags(subject);

@@ -15,7 +15,7 @@
 //!   a fix whose title its shortlog lists; merged into mainline it also
 //!   resolves the case;
 //! - a revert, through the culprit: its subject (`Revert "<subject>"`) or
-//!   commit ("This reverts commit <sha>");
+//!   commit (`This reverts commit <sha>`);
 //! - a later version of a patch (`[PATCH vN]`, N above the reported one),
 //!   posted after the report by the patch's author (an address the report
 //!   was sent to), supersedes a report on that patch.
