@@ -18,6 +18,11 @@ use crate::text::{Needles, edit_distance, strip_signature};
 /// fewer.
 pub const MAX_COMMANDS: usize = 10;
 
+/// The longest command line read, in characters (a wrapped argument
+/// joined): a longer one is refused whole, its reply says the limit, and
+/// none of it is read.
+pub const MAX_LINE_CHARS: usize = 1000;
+
 /// Who may run a command. Under `[auth] dkim = "require"` all but
 /// `Anyone` need a sender whose mail is authenticated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,12 +78,59 @@ impl Action {
 }
 
 /// A command's argument: its name (the field in `classify --json`), how
-/// the help writes it, and whether the command needs it.
+/// the help writes it, whether the command needs it, what it may be and
+/// how long (in characters): anything else is refused with a reply that
+/// says what is accepted ([`Verb::check`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Arg {
     pub field: &'static str,
     pub placeholder: &'static str,
     pub required: bool,
+    pub kind: ArgKind,
+    pub max_chars: usize,
+}
+
+/// What an argument may be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArgKind {
+    /// Any text (control characters are cleaned wherever it is shown).
+    Text,
+    /// Something LKP can test, and nothing a program could take for
+    /// more: a URL (http, https or git; a URL may be followed by a branch
+    /// name), a branch name (git's rules, with a narrower alphabet and no
+    /// leading `-`) or a commit SHA.
+    Target,
+}
+
+impl ArgKind {
+    /// What an argument of this kind is, in words.
+    pub fn noun(self) -> &'static str {
+        match self {
+            ArgKind::Text => "text",
+            ArgKind::Target => "test target",
+        }
+    }
+
+    /// Whether `arg` is one of this kind.
+    pub fn accepts(self, arg: &str) -> bool {
+        match self {
+            ArgKind::Text => true,
+            ArgKind::Target => is_target(arg),
+        }
+    }
+}
+
+/// Why a command is refused before it is read any further: too long, or
+/// an argument that is not of its kind.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Invalid {
+    /// The line is over [`MAX_LINE_CHARS`]: it has `chars`.
+    LineTooLong { chars: usize },
+    /// The argument (`field` of `#lkp verb`) is over `max` characters.
+    ArgTooLong { verb: &'static str, field: &'static str, max: usize, chars: usize },
+    /// The argument is not of its kind ([`ArgKind`]); `usage` the
+    /// command's syntax.
+    NotAccepted { kind: ArgKind, usage: String },
 }
 
 /// One command: everything about it is here, so a new verb is one entry
@@ -98,9 +150,12 @@ pub struct Verb {
     pub help: &'static str,
 }
 
-const fn arg(field: &'static str, placeholder: &'static str, required: bool) -> Option<Arg> {
-    Some(Arg { field, placeholder, required })
+const fn arg(field: &'static str, placeholder: &'static str, required: bool, max_chars: usize) -> Option<Arg> {
+    Some(Arg { field, placeholder, required, kind: ArgKind::Text, max_chars })
 }
+
+/// The longest title (`#lkp title`).
+pub const MAX_TITLE_CHARS: usize = 200;
 
 /// Every command, in the order the help lists them.
 pub const VERBS: &[Verb] = &[
@@ -116,7 +171,13 @@ pub const VERBS: &[Verb] = &[
     Verb {
         name: "test",
         aliases: &[],
-        arg: arg("target", "<lore-link | git-url branch | sha>", false),
+        arg: Some(Arg {
+            field: "target",
+            placeholder: "<lore-link | git-url branch | sha>",
+            required: false,
+            kind: ArgKind::Target,
+            max_chars: 300,
+        }),
         plain: None,
         who: Who::Anyone,
         action: Action::Retest,
@@ -125,7 +186,7 @@ pub const VERBS: &[Verb] = &[
     Verb {
         name: "fixed",
         aliases: &[],
-        arg: arg("sha", "<sha>", false),
+        arg: arg("sha", "<sha>", false, 200),
         plain: None,
         who: Who::Deciders,
         action: Action::Change {
@@ -153,7 +214,7 @@ pub const VERBS: &[Verb] = &[
     Verb {
         name: "invalid",
         aliases: &[],
-        arg: arg("reason", "<reason>", true),
+        arg: arg("reason", "<reason>", true, 500),
         plain: None,
         who: Who::Deciders,
         action: Action::Change {
@@ -167,7 +228,7 @@ pub const VERBS: &[Verb] = &[
     Verb {
         name: "dup",
         aliases: &["duplicate"],
-        arg: arg("case", "<case>", true),
+        arg: arg("case", "<case>", true, 100),
         plain: None,
         who: Who::Deciders,
         action: Action::Change {
@@ -190,7 +251,7 @@ pub const VERBS: &[Verb] = &[
     Verb {
         name: "title",
         aliases: &[],
-        arg: arg("text", "<text>", true),
+        arg: arg("text", "<text>", true, MAX_TITLE_CHARS),
         plain: None,
         who: Who::Deciders,
         action: Action::Change {
@@ -222,7 +283,7 @@ pub const VERBS: &[Verb] = &[
     Verb {
         name: "subscribe",
         aliases: &[],
-        arg: arg("filter", "[filter]", false),
+        arg: arg("filter", "[filter]", false, 200),
         plain: None,
         who: Who::Authenticated,
         action: Action::Subscribe,
@@ -265,6 +326,21 @@ impl Verb {
         if syntax.len() < 36 { format!("{syntax:<36} {}", self.help) } else { format!("{syntax}   {}", self.help) }
     }
 
+    /// Whether `arg` is an argument this command takes: not over its
+    /// length, and of its kind. A verb without an argument ignores what
+    /// follows it, so anything goes.
+    pub fn check(&self, arg: Option<&str>) -> Result<(), Invalid> {
+        let (Some(a), Some(spec)) = (arg, self.arg) else { return Ok(()) };
+        let chars = a.chars().count();
+        if chars > spec.max_chars {
+            return Err(Invalid::ArgTooLong { verb: self.name, field: spec.field, max: spec.max_chars, chars });
+        }
+        if !spec.kind.accepts(a) {
+            return Err(Invalid::NotAccepted { kind: spec.kind, usage: self.syntax() });
+        }
+        Ok(())
+    }
+
     /// What the reply says a change did, with the command's argument.
     pub fn done_text(&self, arg: Option<&str>) -> String {
         let Action::Change { done, done_with, .. } = self.action else { return "done".into() };
@@ -296,6 +372,9 @@ pub enum Command {
     Known { verb: &'static Verb, arg: Option<String> },
     /// `#lkp <something we do not know>`: answered with the help text.
     Unknown { verb: String },
+    /// A line over [`MAX_LINE_CHARS`] (`chars` of them), not read beyond
+    /// its first word (`verb`, as written): refused.
+    TooLong { verb: String, chars: usize },
 }
 
 impl Command {
@@ -309,20 +388,32 @@ impl Command {
     pub fn verb(&self) -> Option<&'static Verb> {
         match self {
             Command::Known { verb, .. } => Some(verb),
-            Command::Unknown { .. } => None,
+            Command::Unknown { .. } | Command::TooLong { .. } => None,
         }
     }
 
     pub fn arg(&self) -> Option<&str> {
         match self {
             Command::Known { arg, .. } => arg.as_deref(),
+            Command::Unknown { .. } | Command::TooLong { .. } => None,
+        }
+    }
+
+    /// Why the command is refused before anything else is asked of it
+    /// (who sent it, the case): a line or an argument over its limit, an
+    /// argument not of its kind. The events and the reply both ask this.
+    pub fn invalid(&self) -> Option<Invalid> {
+        match self {
+            Command::Known { verb, arg } => verb.check(arg.as_deref()).err(),
+            Command::TooLong { chars, .. } => Some(Invalid::LineTooLong { chars: *chars }),
             Command::Unknown { .. } => None,
         }
     }
 }
 
 /// `{"command": NAME, ARG_FIELD: ARG}` (the field even when no argument
-/// was given), `{"command": "unknown", "verb": ...}`.
+/// was given), `{"command": "unknown", "verb": ...}`,
+/// `{"command": "too-long", "verb": ..., "chars": N}`.
 impl Serialize for Command {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
@@ -337,6 +428,11 @@ impl Serialize for Command {
             Command::Unknown { verb } => {
                 m.serialize_entry("command", "unknown")?;
                 m.serialize_entry("verb", verb)?;
+            }
+            Command::TooLong { verb, chars } => {
+                m.serialize_entry("command", "too-long")?;
+                m.serialize_entry("verb", verb)?;
+                m.serialize_entry("chars", chars)?;
             }
         }
         m.end()
@@ -435,13 +531,13 @@ pub fn parse_unquoted(own: &str) -> Vec<CommandLine> {
     while i < lines.len() {
         let t = lines[i];
         i += 1;
-        if t.len() > 400 {
-            continue;
-        }
-        let (command, line) = if LKP.is_match(t) {
+        let (command, line) = if is_lkp(t) {
             let mut line = t.to_string();
             let mut last = t;
-            while let Some(next) = lines.get(i).copied().filter(|n| continues(last, n)) {
+            // Joined while under the limit (and a little over, to tell).
+            while let Some(next) =
+                lines.get(i).copied().filter(|n| line.len() <= 4 * MAX_LINE_CHARS && continues(last, n))
+            {
                 let joined_url = line.split_whitespace().last().is_some_and(|w| w.contains("://"));
                 if !joined_url || next.contains(' ') {
                     line.push(' ');
@@ -450,10 +546,19 @@ pub fn parse_unquoted(own: &str) -> Vec<CommandLine> {
                 last = next;
                 i += 1;
             }
-            match LKP.captures(&line) {
-                Some(c) => (parse_lkp(c.get(1).map_or("", |m| m.as_str()), c.get(2).map(|m| m.as_str())), line),
-                None => continue,
+            let chars = line.chars().count();
+            if chars > MAX_LINE_CHARS {
+                let verb = line.split_whitespace().nth(1).unwrap_or("");
+                let verb = verb.to_ascii_lowercase().chars().take(40).collect();
+                (Command::TooLong { verb, chars }, crate::text::cut(&line, KEPT_CHARS))
+            } else {
+                match LKP.captures(&line) {
+                    Some(c) => (parse_lkp(c.get(1).map_or("", |m| m.as_str()), c.get(2).map(|m| m.as_str())), line),
+                    None => continue,
+                }
             }
+        } else if t.len() > 400 {
+            continue;
         } else if PLEASE_RETEST.is_match(t) {
             (parse_lkp("retest", None), t.to_string())
         } else if PLEASE_TEST_PATCH.is_match(t) {
@@ -467,6 +572,67 @@ pub fn parse_unquoted(own: &str) -> Vec<CommandLine> {
         }
     }
     out
+}
+
+/// How much of a line over [`MAX_LINE_CHARS`] is kept, for the reply to
+/// quote.
+const KEPT_CHARS: usize = 72;
+
+/// Whether `line` starts a `#lkp` command: `#lkp` alone or followed by
+/// white space (as [`LKP`] reads it), checked before the line is read.
+fn is_lkp(line: &str) -> bool {
+    line.get(..4).is_some_and(|h| h.eq_ignore_ascii_case("#lkp"))
+        && line[4..].chars().next().is_none_or(char::is_whitespace)
+}
+
+/// A test target ([`ArgKind::Target`]): a URL, a branch name or a SHA
+/// alone, or a URL and a branch name.
+fn is_target(s: &str) -> bool {
+    let words: Vec<&str> = s.split_whitespace().collect();
+    match words[..] {
+        [one] => is_url(one) || is_sha(one) || is_branch(one),
+        [url, branch] => is_url(url) && is_branch(branch),
+        _ => false,
+    }
+}
+
+/// `http`, `https` or `git` URL: a host (names of letters, digits and
+/// dashes; no user), an optional port, and a path, query or fragment of
+/// URL characters that no shell reads as more (no quotes, `;`, `$`,
+/// `|`, `<`, `>`, backquotes, brackets or spaces).
+fn is_url(s: &str) -> bool {
+    let Some((scheme, rest)) = s.split_once("://") else { return false };
+    if !["http", "https", "git"].iter().any(|k| scheme.eq_ignore_ascii_case(k)) {
+        return false;
+    }
+    let (authority, path) = rest.split_at(rest.find(['/', '?', '#']).unwrap_or(rest.len()));
+    let (host, port) = authority.split_once(':').unwrap_or((authority, "80"));
+    let label =
+        |l: &str| !l.is_empty() && !l.starts_with('-') && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
+    host.len() <= 253
+        && host.split('.').all(label)
+        && (1..=5).contains(&port.len())
+        && port.chars().all(|c| c.is_ascii_digit())
+        && path.chars().all(|c| c.is_ascii_alphanumeric() || "-._~:/?#@&+,=%".contains(c))
+}
+
+/// A commit SHA, abbreviated to 7 hex digits or more (64 for SHA-256).
+fn is_sha(s: &str) -> bool {
+    (7..=64).contains(&s.len()) && s.chars().all(|c| c.is_ascii_hexdigit())
+}
+
+/// A branch name by `git check-ref-format`'s rules, on a narrower
+/// alphabet (letters, digits, `-`, `_`, `.`, `/`, `+`) and never starting
+/// with `-` (a program would take it for an option): no empty component,
+/// none starting with `.` or ending with `.lock`, no `..`, not ending in
+/// `.` or `/`.
+fn is_branch(s: &str) -> bool {
+    !s.is_empty()
+        && !s.starts_with('-')
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./+".contains(c))
+        && !s.contains("..")
+        && !s.ends_with('.')
+        && s.split('/').all(|c| !c.is_empty() && !c.starts_with('.') && !c.ends_with(".lock"))
 }
 
 /// How long a line must be for its end to count as a wrap: clients wrap
@@ -581,6 +747,112 @@ mod tests {
         assert_eq!(cmds(two).len(), 2);
     }
 
+    /// What `#lkp test` takes: a URL, a URL and a branch, a branch name
+    /// or a SHA; nothing a shell or a program could read as more.
+    #[test]
+    fn test_targets() {
+        let test = Verb::named("test").unwrap();
+        let ok = [
+            "https://lore.kernel.org/r/20260530.fix-1-jane@example.org",
+            "https://lore.kernel.org/all/CAHk-=wgX+Yz%40abc@mail.gmail.com/",
+            "git://git.kernel.org/pub/scm/linux/kernel/git/tip/tip.git x86/urgent",
+            "https://git.kernel.org/pub/scm/linux/kernel/git/torvalds/linux.git/commit/?id=01b9da291c&h=master",
+            "HTTP://example.org:8080/x.git mm-unstable",
+            "01b9da291c",
+            "01b9da291c4969354807b52956f4aae1f41b4924",
+            "mm-everything-2026-05-12-01-02",
+            "for-next/v6.10+fix",
+            "https://example.org",
+        ];
+        for t in ok {
+            assert_eq!(test.check(Some(t)), Ok(()), "{t}");
+        }
+        let refused = [
+            "; rm -rf / #",
+            "`reboot`",
+            "$(reboot)",
+            "https://lore.kernel.org/r/x;reboot",
+            "https://example.org/$(id)",
+            "https://example.org/a b c",
+            "https://user:pw@example.org/x.git",
+            "https://exa_mple.org",
+            "https://-example.org/",
+            "https://example.org:99999999/",
+            "ftp://example.org/x",
+            "file:///etc/passwd",
+            "https://",
+            "--upload-pack=touch /tmp/x",
+            "-x",
+            "main..next",
+            "a//b",
+            "a/.hidden",
+            "refs/heads/x.lock",
+            "branch.",
+            "branch/",
+            "'quoted'",
+            "a b",
+            "https://example.org/x.git main extra",
+            "main https://example.org/x.git",
+            "x\u{1b}[2J",
+            "lore.kernel.org/r/x@y",
+            "<20260530.fix-1-jane@example.org>",
+        ];
+        for t in refused {
+            let want = Invalid::NotAccepted { kind: ArgKind::Target, usage: test.syntax() };
+            assert_eq!(test.check(Some(t)), Err(want), "{t}");
+        }
+        // The limit first.
+        let long = format!("https://example.org/{}", "x".repeat(300));
+        assert!(matches!(test.check(Some(&long)), Err(Invalid::ArgTooLong { max: 300, .. })));
+        // A verb without an argument takes anything after it (and ignores it).
+        assert_eq!(Verb::named("retest").unwrap().check(Some("; rm -rf /")), Ok(()));
+        assert_eq!(test.check(None), Ok(()));
+    }
+
+    /// A title over 200 characters and a line over 1,000 are refused,
+    /// saying by how much; a line over the limit is not read, and what is
+    /// kept of it is short.
+    #[test]
+    fn over_long_lines_and_arguments() {
+        let title = |n: usize| format!("#lkp title {}", "t".repeat(n));
+        assert_eq!(parse(&title(200))[0].command.invalid(), None);
+        assert_eq!(
+            parse(&title(201))[0].command.invalid(),
+            Some(Invalid::ArgTooLong { verb: "title", field: "text", max: MAX_TITLE_CHARS, chars: 201 })
+        );
+        // Characters, not bytes.
+        assert_eq!(parse(&format!("#lkp title {}", "é".repeat(200)))[0].command.invalid(), None);
+        let lines = parse(&format!(
+            "{}
+#lkp status
+",
+            title(10_000)
+        ));
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[0].command, Command::TooLong { verb: "title".into(), chars: 10_011 });
+        assert_eq!(lines[0].command.invalid(), Some(Invalid::LineTooLong { chars: 10_011 }));
+        assert_eq!(lines[0].line.chars().count(), KEPT_CHARS);
+        assert_eq!(lines[1].command, c("status", None));
+        // Wrapped onto many lines, joined: the same.
+        let wrapped = format!(
+            "#lkp invalid {}\n",
+            "words that go on and on and on and on and on and on and on and on and on\n".repeat(40)
+        );
+        let lines = parse(&wrapped);
+        assert!(matches!(lines[0].command, Command::TooLong { chars, .. } if chars > MAX_LINE_CHARS), "{lines:?}");
+        // Exactly the limit is read.
+        let exact = format!("#lkp status {}", "x".repeat(MAX_LINE_CHARS - 12));
+        assert_eq!(exact.chars().count(), MAX_LINE_CHARS);
+        assert_eq!(parse(&exact)[0].command, c("status", None));
+        // `#lkpfoo` is no command, however long.
+        assert!(parse(&format!("#lkpx {}", "y".repeat(5000))).is_empty());
+        // A line of 4 MiB is read in bounded work (no joining past the
+        // limit) and is one refusal.
+        let huge = format!("#lkp test {}\n", "a".repeat(4 << 20));
+        let lines = parse(&huge);
+        assert!(matches!(lines[..], [CommandLine { command: Command::TooLong { .. }, .. }]));
+    }
+
     #[test]
     fn typos_have_a_nearest_verb() {
         assert_eq!(nearest_verb("retset"), Some("retest"));
@@ -632,6 +904,11 @@ mod tests {
         assert_eq!(
             json,
             r##"[{"command":"test","target":"abc","line":"#lkp test abc"},{"command":"retest","line":"#lkp retest"},{"command":"fixed","sha":null,"line":"#lkp fixed"},{"command":"unknown","verb":"frob","line":"#lkp frob x"}]"##
+        );
+        let json = serde_json::to_string(&parse(&format!("#LKP Title {}", "x".repeat(MAX_LINE_CHARS)))).unwrap();
+        assert!(
+            json.starts_with(r##"[{"command":"too-long","verb":"title","chars":1011,"line":"#LKP Title xxx"##),
+            "{json}"
         );
     }
 }

@@ -7,7 +7,7 @@
 
 use crate::act::policy::{Answer, Response};
 use crate::case::CaseView;
-use crate::commands;
+use crate::commands::{self, ArgKind, Invalid};
 use crate::model::MessageId;
 use crate::thread::Incoming;
 
@@ -20,6 +20,10 @@ pub const MAX_RECIPIENTS: usize = 20;
 pub const MAX_SUBJECT_CHARS: usize = 250;
 /// A header line is at most this many bytes (RFC 5322).
 pub const MAX_LINE_BYTES: usize = 998;
+/// The most of a command line a reply quotes, in characters: quoted
+/// lines are not wrapped, and `> ` and this many fit in [`WIDTH`] (what
+/// a command changed, its whole argument, is said in the reply's words).
+const QUOTED_CHARS: usize = WIDTH - 2;
 
 /// Every template, by name, as shipped.
 pub const TEMPLATES: &[(&str, &str)] = &[
@@ -30,6 +34,8 @@ pub const TEMPLATES: &[(&str, &str)] = &[
     ("not-allowed", include_str!("../templates/not-allowed.txt")),
     ("not-authenticated", include_str!("../templates/not-authenticated.txt")),
     ("missing-argument", include_str!("../templates/missing-argument.txt")),
+    ("too-long", include_str!("../templates/too-long.txt")),
+    ("bad-argument", include_str!("../templates/bad-argument.txt")),
     ("unknown", include_str!("../templates/unknown.txt")),
     ("case-not-found", include_str!("../templates/case-not-found.txt")),
     ("status", include_str!("../templates/status.txt")),
@@ -396,7 +402,7 @@ fn greeting_name(m: &Incoming) -> String {
 fn outcome_text(line: &str, o: &Answer, case: Option<&CaseView>, max: usize) -> String {
     let case_id = case.map_or(String::new(), |c| c.id.0.to_string());
     let vars = |extra: Vec<(&'static str, String)>| {
-        let mut v = vec![("line", line.to_string()), ("case_id", case_id.clone())];
+        let mut v = vec![("line", crate::text::cut(line, QUOTED_CHARS)), ("case_id", case_id.clone())];
         v.extend(extra);
         v
     };
@@ -425,6 +431,7 @@ fn outcome_text(line: &str, o: &Answer, case: Option<&CaseView>, max: usize) -> 
         }
         Answer::NotAuthenticated { reason } => ("not-authenticated", vars(vec![("reason", reason.clone())])),
         Answer::MissingArgument { usage } => ("missing-argument", vars(vec![("usage", usage.clone())])),
+        Answer::Invalid(why) => invalid_text(why, vars(vec![])),
         Answer::Unknown { verb, nearest } => (
             "unknown",
             vars(vec![
@@ -459,6 +466,35 @@ fn outcome_text(line: &str, o: &Answer, case: Option<&CaseView>, max: usize) -> 
         Answer::Ignored => ("ignored", vars(vec![("max", max.to_string())])),
     };
     fill(template(name), &v)
+}
+
+/// The template and words of a refused command.
+fn invalid_text(why: &Invalid, mut v: Vec<(&'static str, String)>) -> (&'static str, Vec<(&'static str, String)>) {
+    let too_long = |what: String, max: usize, chars: usize| {
+        [("what", what), ("max", max.to_string()), ("chars", chars.to_string())]
+    };
+    match why {
+        Invalid::LineTooLong { chars } => {
+            v.extend(too_long("a command line".into(), commands::MAX_LINE_CHARS, *chars));
+            ("too-long", v)
+        }
+        Invalid::ArgTooLong { verb, field, max, chars } => {
+            v.extend(too_long(format!("the {field} of \"#lkp {verb}\""), *max, *chars));
+            ("too-long", v)
+        }
+        Invalid::NotAccepted { kind, usage } => {
+            let accepted = match kind {
+                ArgKind::Target => {
+                    "a test target is a URL (http, https or git: the lore link of the patch, or a git \
+                     tree's URL and a branch name), a branch name or a commit SHA, without quotes or shell \
+                     characters"
+                }
+                ArgKind::Text => "the argument is not text",
+            };
+            v.extend([("accepted", accepted.to_string()), ("usage", usage.clone())]);
+            ("bad-argument", v)
+        }
+    }
 }
 
 /// Who a reply goes to: the sender (as authenticated, else From), with

@@ -129,6 +129,8 @@ fn every_reply_to_a_command() {
     };
     let quiet = World { progress: Some(Replayed { last_activity: Some(NOW - 5 * 86_400), ..progress() }), ..world() };
     let two = Policy { max_commands: 2, ..Policy::default() };
+    let long_title = format!("#lkp title mm: {}", "the frobnicator takes the page lock twice ".repeat(6));
+    let long_line = format!("#lkp invalid {}", "word ".repeat(2000));
     let rows: &[(&str, &str, &World, &Policy)] = &[
         ("retest-requested", "please retest", &world(), &p),
         ("test-a-fix", "#lkp test https://lore.kernel.org/r/20260530.fix-1-jane@example.org", &world(), &p),
@@ -152,6 +154,9 @@ fn every_reply_to_a_command() {
         ("bad-filter", "#lkp subscribe colour:blue", &world(), &p),
         ("unsubscribed", "#lkp unsubscribe", &world(), &p),
         ("ignored", "#lkp status\n#lkp retest\n#lkp resolve", &may, &two),
+        ("bad-target", "#lkp test ; rm -rf / #", &world(), &p),
+        ("title-too-long", &long_title, &may, &p),
+        ("line-too-long", &long_line, &may, &p),
     ];
     let mut bad = Vec::new();
     for (name, body, w, p) in rows {

@@ -1,7 +1,9 @@
 //! Who a mail is from: DKIM (RSA and ed25519) signed here with test keys
 //! (`fixtures/auth/`), verified with the keys pinned (never real DNS: the
 //! resolver asks a closed port on 127.0.0.1); a list that rewrites From
-//! and seals with ARC, trusted and not; hostile signatures; and the result
+//! and seals with ARC, trusted and not; hostile signatures (and, through
+//! the engine, a maintainer's command whose signature cannot be verified
+//! refused with the reason in its reply and on its event); and the result
 //! on each event (`case --json`, the timeline), verified only for fresh
 //! mail the bot acts on, and kept when a message is threaded again.
 
@@ -341,4 +343,69 @@ fn the_result_is_kept_when_a_message_is_threaded_again() {
     let text = log.text();
     let answered = text.lines().find(|l| l.contains("reply queued")).unwrap_or_else(|| panic!("no reply: {text}"));
     assert!(answered.contains("auth=dkim:example.org"), "{answered}");
+}
+
+/// Maintainers' `#lkp resolve`, signed, that cannot be verified: the key
+/// cannot be fetched (DNS does not answer), the signature is malformed,
+/// the key record does not parse. Each is refused, its reply saying why
+/// (the key could not be fetched, ...) and what to do, each message
+/// keeps the reason, and the case stays open; a good signature still
+/// passes in the same batch.
+#[test]
+fn unverifiable_signatures_are_refused_saying_why() {
+    let cfg = lkpbot::config::Config::parse(
+        "[bot]\naddress = \"bot@example.org\"\nmaintainers = [\"boss@example.net\", \"boss@example.org\"]\n",
+        Path::new("t.toml"),
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let v = verifier(&[]);
+    v.keys().pin("bad._domainkey.example.org", "v=DKIM1; k=rsa; p=!!not base64!!");
+    let headers = ["From", "To", "Subject", "Date", "Message-ID", "In-Reply-To"];
+    let resolve = |id: &str, from: &str| command(id, from, "#lkp resolve", false);
+    let no_dns = sign(rsa(), "example.net", "rsa", &headers, &resolve("dns@example.net", "Boss <boss@example.net>"));
+    let malformed = format!(
+        "DKIM-Signature: v=1; a=rsa-sha256; d=example.org; s=rsa; b=\r\n{}",
+        resolve("malformed@example.org", "Boss <boss@example.org>")
+    );
+    let bad_key =
+        sign(rsa(), "example.org", "bad", &headers, &resolve("badkey@example.org", "Boss <boss@example.org>"));
+    let good = command("good@example.org", "Boss <boss@example.org>", "#lkp status", true);
+    let (outbox, case) = block_on(async {
+        let store = lkpbot::store::Store::open(&dir.path().join("s.db")).await.unwrap();
+        let mut settings = lkpbot::cli::acting_settings(&cfg, clock);
+        settings.acting.as_mut().unwrap().auth = Some(std::sync::Arc::new(v));
+        let mut engine = lkpbot::engine::Engine::new(store, settings);
+        for m in [report(), no_dns, malformed, bad_key, good] {
+            engine.push(lkpbot::engine::Envelope::new(m.into_bytes(), NOW)).await.unwrap();
+        }
+        engine.finish().await.unwrap();
+        let outbox = engine.store().due_mail(i64::MAX, 100).await.unwrap();
+        let cases = engine.store().cases(lkpbot::case::CaseFilter::All, true).await.unwrap();
+        (outbox, cases.into_iter().next().unwrap())
+    });
+    let reply_to = |id: &str| {
+        let m = outbox
+            .iter()
+            .map(|m| lkpbot::mail::parse(&m.raw))
+            .find(|m| m.in_reply_to.as_ref().is_some_and(|r| r.as_str() == id))
+            .unwrap_or_else(|| panic!("no reply to {id}"));
+        m.body.split_whitespace().collect::<Vec<_>>().join(" ")
+    };
+    for (id, why) in [
+        ("dns@example.net", "the key rsa._domainkey.example.net could not be fetched"),
+        ("malformed@example.org", "malformed"),
+        ("badkey@example.org", "bad._domainkey.example.org"),
+    ] {
+        let text = reply_to(id);
+        assert!(text.contains("Not done: I cannot tell that this mail is from its sender ("), "{id}: {text}");
+        assert!(text.contains(why) && text.contains("DKIM signature passes"), "{id}: {text}");
+        let m = case.messages.iter().find(|m| m.message_id.as_str() == id).unwrap();
+        assert_eq!(m.auth.label(), "none");
+        assert!(m.auth.reason.contains(why), "{id}: {:?}", m.auth);
+        let e = case.events.iter().find(|e| e.message_id.as_ref().is_some_and(|m| m.as_str() == id)).unwrap();
+        assert!(e.note.as_deref().unwrap_or("").contains(why), "{id}: {e:?}");
+    }
+    assert!(reply_to("good@example.org").contains("Case 1 is discussed"), "{}", reply_to("good@example.org"));
+    assert_eq!(case.view.state, lkpbot::case::CaseState::Discussed, "{:?}", case.view.state);
 }

@@ -5,7 +5,7 @@
 //! mail; and the local sources (a Maildir, an mbox) without a server.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use lkpbot::case::CaseFilter;
@@ -13,6 +13,7 @@ use lkpbot::store::Store;
 
 use crate::order::{canonical, first_difference, import_parts};
 use crate::thread::{block_on, fixture_messages};
+use crate::util::bot::Bot;
 use crate::util::{self, dovecot::Dovecot};
 
 const PASSWORD_ENV: &str = "LKPBOT_TEST_IMAP_PASSWORD";
@@ -106,24 +107,17 @@ fn wait_for(what: &str, limit: Duration, mut done: impl FnMut() -> bool) -> Dura
 
 /// Starts the bot in the background, its log going to a file beside the
 /// config (a pipe nobody reads would fill, and stop the bot).
-fn spawn_bot(cfg: &Path, args: &[&str]) -> Child {
+fn spawn_bot(cfg: &Path, args: &[&str]) -> Bot {
     let log = std::fs::File::create(cfg.with_file_name("bot.log")).unwrap();
-    lkpbot(cfg, args, "botpass").stdout(Stdio::null()).stderr(log).spawn().unwrap()
+    Bot::new(lkpbot(cfg, args, "botpass").stdout(Stdio::null()).stderr(log).spawn().unwrap())
 }
 
 fn bot_log(cfg: &Path) -> String {
     std::fs::read_to_string(cfg.with_file_name("bot.log")).unwrap_or_default()
 }
 
-fn stop(mut child: Child) -> Output {
-    // SIGTERM: the clean way a service manager stops the bot.
-    let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while child.try_wait().unwrap().is_none() {
-        assert!(Instant::now() < deadline, "lkpbot did not stop on SIGTERM");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
+fn stop(bot: Bot) -> Output {
+    bot.terminate()
 }
 
 /// The first sync of a mailbox stores what `ingest` of the same messages
@@ -256,7 +250,7 @@ struct LongSync {
     dir: tempfile::TempDir,
     cfg: PathBuf,
     store: PathBuf,
-    child: Child,
+    child: Bot,
 }
 
 fn long_sync(args: &[&str], extra: &str) -> Option<LongSync> {

@@ -5,7 +5,7 @@
 //! finds it, whatever its backoff says).
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -14,22 +14,11 @@ use lkpbot::store::{MailState, NewMail, Store};
 
 use crate::replies::{PASSWORD_ENV, cases_exist, now, reply, report, stack, stack_with};
 use crate::thread::block_on;
+use crate::util::bot::Bot;
 use crate::util::dovecot::Dovecot;
 use crate::util::postfix::Postfix;
 
 const LIST_PASSWORD_ENV: &str = "LKPBOT_TEST_LIST_PASSWORD";
-
-/// A running `lkpbot run`, killed if the test ends without stopping it.
-struct Bot(Option<Child>);
-
-impl Drop for Bot {
-    fn drop(&mut self) {
-        if let Some(mut c) = self.0.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
 
 /// `lkpbot run` with `cfg`, logging at `log` (`RUST_LOG` `filter`).
 fn spawn(cfg: &Path, log: &Path, filter: &str) -> Bot {
@@ -45,20 +34,13 @@ fn spawn(cfg: &Path, log: &Path, filter: &str) -> Bot {
         .stderr(log)
         .spawn()
         .unwrap();
-    Bot(Some(child))
+    Bot::new(child)
 }
 
 /// Stops a bot with SIGTERM, as a service manager does: it must end
 /// cleanly.
-fn terminate(mut bot: Bot) {
-    let mut child = bot.0.take().unwrap();
-    let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while child.try_wait().unwrap().is_none() {
-        assert!(Instant::now() < deadline, "lkpbot did not stop on SIGTERM");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(child.wait().unwrap().success());
+fn terminate(bot: Bot) {
+    assert!(bot.terminate().status.success());
 }
 
 fn wait_until(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {

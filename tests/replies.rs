@@ -4,7 +4,7 @@
 //! answers commands, and what it sent is read back over IMAP.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::thread::fixture_messages;
@@ -79,9 +79,9 @@ impl Stack {
         out
     }
 
-    pub(crate) fn spawn(&self) -> Child {
+    pub(crate) fn spawn(&self) -> crate::util::bot::Bot {
         let log = std::fs::File::create(self.dir.path().join("bot.log")).unwrap();
-        self.lkpbot(&["run"]).stdout(Stdio::null()).stderr(log).spawn().unwrap()
+        crate::util::bot::Bot::new(self.lkpbot(&["run"]).stdout(Stdio::null()).stderr(log).spawn().unwrap())
     }
 
     /// Waits until `user` has `n` messages, and returns them parsed.
@@ -262,6 +262,72 @@ fn who_may_what_and_who_is_never_answered() {
     let case = case_json(&s);
     assert_eq!(case["state"], "resolved");
     assert_eq!(event_of(&case, "b1@example.org")["auth"], "dkim:example.org");
+}
+
+/// Arguments the bot does not take, end to end: a test target that is
+/// none (`; rm -rf / #`) is refused, saying what is accepted, and never
+/// reaches the LKP team; a maintainer's signed `#lkp title` over 200
+/// characters, and one on a line over 1,000, are refused saying the
+/// limit, and the case keeps its title. A real target is passed on.
+#[test]
+fn unsafe_and_over_long_arguments_are_refused() {
+    let Some(s) = stack("") else { return };
+    let signed = |id: &str, body: &str| {
+        crate::util::dkim::signed("example.org", &reply(id, "The Boss <boss@example.org>", "", body, 50))
+    };
+    let title = format!("#lkp title {}", "a much better title ".repeat(15));
+    let line = format!("#lkp title {}", "x".repeat(10_000));
+    s.d.append(
+        "bot",
+        &[
+            report(),
+            reply("t1@example.org", "Alice <alice@example.org>", "", "#lkp test ; rm -rf / #", 60),
+            signed("t2@example.org", &title),
+            signed("t3@example.org", &line),
+        ],
+    );
+    s.run_once();
+    let alice = s.mail_of("alice", 1);
+    let refused = text(&alice[0]);
+    assert!(
+        refused.contains("> #lkp test ; rm -rf / #\nNot done, and nothing was passed on: a test target is a URL"),
+        "{refused}"
+    );
+    assert!(refused.contains("\n  #lkp test <lore-link | git-url branch | sha>\n"), "{refused}");
+    let boss = s.mail_of("boss", 2);
+    let answer = |id: &str| {
+        let m = boss.iter().find(|m| m.in_reply_to.as_ref().is_some_and(|r| r.as_str() == id)).unwrap();
+        text(m).to_string()
+    };
+    let t2 = answer("t2@example.org");
+    assert!(
+        t2.contains("Not done: the text of \"#lkp title\" is at most 200 characters, and this one has\n299."),
+        "{t2}"
+    );
+    let t3 = answer("t3@example.org");
+    assert!(t3.contains("Not done: a command line is at most 1000 characters, and this one has 10011."), "{t3}");
+    for m in alice.iter().chain(&boss) {
+        assert!(text(m).lines().all(|l| l.chars().count() <= 78), "{}", text(m));
+    }
+    let case = case_json(&s);
+    assert!(case["title"].as_str().unwrap().contains("will-it-scale"), "{case}");
+    for (id, note) in [
+        ("t1@example.org", "(not a test target)"),
+        ("t2@example.org", "(the text has 299 characters; at most 200)"),
+        ("t3@example.org", "(the line has 10011 characters; a command line is at most 1000)"),
+    ] {
+        let e = event_of(&case, id);
+        assert_eq!(e["kind"], "discussion", "{e}");
+        assert!(e["note"].as_str().unwrap().ends_with(note), "{e}");
+    }
+    s.still_has("lkp", 0);
+    // A lore link is a target: asked for.
+    let fix = "https://lore.kernel.org/r/20260530.fix-1-alice@example.org";
+    s.d.append("bot", &[reply("t4@example.org", "Alice <alice@example.org>", "", &format!("#lkp test {fix}"), 30)]);
+    s.run_once();
+    let lkp = s.mail_of("lkp", 1);
+    assert!(text(&lkp[0]).contains(fix), "{}", text(&lkp[0]));
+    assert_eq!(event_of(&case_json(&s), "t4@example.org")["kind"], "retest-requested");
 }
 
 /// The one case of the stack's store, as `case --json` shows it.

@@ -25,7 +25,7 @@ pub mod policy;
 
 use crate::case::{CaseView, Event, EventKind};
 use crate::classify::Kind;
-use crate::commands::{Action, ArgUse, CommandLine, Who};
+use crate::commands::{Action, ArgUse, CommandLine, Invalid, MAX_LINE_CHARS, Who};
 use crate::thread::{Decision, Incoming, Membership};
 pub use policy::{Policy, counted};
 
@@ -99,6 +99,10 @@ pub fn command_events(m: &Incoming, case: &CaseView, policy: &Policy, at: i64) -
         return vec![ev(EventKind::Discussion, Some(format!("not done: {} ({why})", lines.join("; "))))];
     }
     for CommandLine { command, line } in counted {
+        if let Some(why) = command.invalid() {
+            out.push(ev(EventKind::Discussion, Some(format!("not done: {line} ({})", invalid_note(&why)))));
+            continue;
+        }
         let Some(verb) = command.verb() else { continue };
         let arg = command.arg();
         let event = match verb.action {
@@ -134,6 +138,19 @@ pub fn command_events(m: &Incoming, case: &CaseView, policy: &Policy, at: i64) -
         out.push(ev(EventKind::Discussion, None));
     }
     out
+}
+
+/// A refused command's reason, as its event records it.
+fn invalid_note(why: &Invalid) -> String {
+    match why {
+        Invalid::LineTooLong { chars } => {
+            format!("the line has {chars} characters; a command line is at most {MAX_LINE_CHARS}")
+        }
+        Invalid::ArgTooLong { field, max, chars, .. } => {
+            format!("the {field} has {chars} characters; at most {max}")
+        }
+        Invalid::NotAccepted { kind, .. } => format!("not a {}", kind.noun()),
+    }
 }
 
 #[cfg(test)]
@@ -210,6 +227,29 @@ mod tests {
             let m = mail(from, body);
             let got: Vec<EventKind> = command_events(&m, &case(), &policy, 5).iter().map(|e| e.kind).collect();
             assert_eq!(&got, want, "{from}: {body}");
+        }
+    }
+
+    /// A command over its limits, or with a test target that is none, is
+    /// discussion saying why, whoever sends it: no retest is recorded as
+    /// requested, no title changes.
+    #[test]
+    fn refused_commands_change_nothing() {
+        let policy = Policy { maintainers: vec!["boss@example.org".into()], ..Policy::default() };
+        let title = format!("#lkp title {}", "t".repeat(201));
+        let line = format!("#lkp title {}", "t".repeat(1000));
+        let rows: &[(&str, &str)] = &[
+            ("#lkp test ; rm -rf / #", "not done: #lkp test ; rm -rf / # (not a test target)"),
+            (&title, "(the text has 201 characters; at most 200)"),
+            (&line, "(the line has 1011 characters; a command line is at most 1000)"),
+        ];
+        for (body, note) in rows {
+            let got = command_events(&mail("boss@example.org", body), &case(), &policy, 5);
+            assert_eq!(got.len(), 1, "{got:?}");
+            assert_eq!(got[0].kind, EventKind::Discussion, "{body}");
+            let n = got[0].note.as_deref().unwrap_or("");
+            assert!(n.starts_with("not done: #lkp ") && n.ends_with(note), "{n}");
+            assert!(n.chars().count() < 400, "{n}");
         }
     }
 

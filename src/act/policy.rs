@@ -255,6 +255,10 @@ pub enum Answer {
     MissingArgument {
         usage: String,
     },
+    /// The line or its argument is over its limit, or the argument is
+    /// not what the command takes (a test target that is no URL, branch
+    /// or SHA): nothing of it is done, nothing passed on.
+    Invalid(commands::Invalid),
     /// Not a command; the nearest one, if a typo.
     Unknown {
         verb: String,
@@ -517,8 +521,11 @@ fn outcome(
     command: &Command,
     request_retest: &mut Option<Option<String>>,
 ) -> Answer {
+    if let Some(why) = command.invalid() {
+        return Answer::Invalid(why);
+    }
     let verb = match command {
-        Command::Unknown { verb } => {
+        Command::Unknown { verb } | Command::TooLong { verb, .. } => {
             return Answer::Unknown { verb: verb.clone(), nearest: commands::nearest_verb(verb) };
         }
         Command::Known { verb, .. } => *verb,
@@ -966,6 +973,16 @@ mod tests {
         let m = mail("dev@example.org", "", "#lkp status", 1);
         assert_eq!(respond(&m, &verifying, &require), Err(Silence::Unverified));
         assert!(respond(&m, &verifying, &rules).is_ok());
+        // A test target that is none, or a title over the limit: refused,
+        // nothing passed on.
+        let o = respond(&mail("dev@example.org", "", "#lkp test ; rm -rf / #", 1), &world(), &rules).unwrap();
+        assert_eq!(o.request_retest, None);
+        assert!(matches!(o.outcomes[..], [(_, Answer::Invalid(commands::Invalid::NotAccepted { .. }))]), "{o:?}");
+        let long = format!("#lkp title {}", "x".repeat(250));
+        assert_eq!(
+            out(&long, &may),
+            [Answer::Invalid(commands::Invalid::ArgTooLong { verb: "title", field: "text", max: 200, chars: 250 })]
+        );
         // One retest request per mail, whatever it says.
         let m = mail("dev@example.org", "", "please retest\n#lkp test abcdef0123", 1);
         assert_eq!(respond(&m, &world(), &rules).unwrap().request_retest, Some(None));

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod bot;
 pub mod dkim;
 pub mod dovecot;
 pub mod http;
