@@ -203,19 +203,29 @@ impl Model {
 
 /// The tag that says where a case stands at the end of the week, from
 /// its state and its events up to then; `None` for a state that goes
-/// without saying (no fix yet). The one place a state gets its words: a
-/// new state adds its tag here (`fix applied to X`, with X the tree of
-/// the last fix-applied or fix-merged event; `fix merged into X`;
-/// `reverted`; `superseded`).
+/// without saying (no fix yet). The one place a state gets its words
+/// (`fix applied to X`, with X the tree of the last fix-applied or
+/// fix-merged event; `fix merged into X`; `reverted`; `superseded`).
 pub fn state_tag(state: CaseState, events: &[Event]) -> Option<String> {
     let last = |k: EventKind| events.iter().filter(|e| e.kind == k).max_by_key(|e| e.at);
     match state {
         CaseState::Reported | CaseState::Discussed | CaseState::RetestRequested | CaseState::RetestDone => None,
         CaseState::FixPosted => Some("fix posted".into()),
-        CaseState::Resolved => Some(match last(EventKind::Resolved).and_then(|e| e.fix_commit.as_deref()) {
-            Some(fix) => format!("resolved by {}", fix.get(..12).unwrap_or(fix)),
-            None => "resolved".into(),
+        CaseState::FixApplied => Some(match last_tree(events) {
+            Some(tree) => format!("fix applied to {tree}"),
+            None => "fix applied".into(),
         }),
+        CaseState::FixMerged => Some(match last_tree(events) {
+            Some(tree) => format!("fix merged into {tree}"),
+            None => "fix merged".into(),
+        }),
+        CaseState::Resolved => Some(match last(EventKind::Resolved) {
+            Some(Event { fix_commit: Some(fix), .. }) => format!("resolved by {}", fix.get(..12).unwrap_or(fix)),
+            Some(Event { tree: Some(tree), .. }) => format!("resolved: merged into {tree}"),
+            _ => "resolved".into(),
+        }),
+        CaseState::Reverted => Some("reverted".into()),
+        CaseState::Superseded => Some("superseded".into()),
         CaseState::Stale => Some(match last(EventKind::Stale) {
             Some(e) => format!("stale since {}", &rfc3339(e.at)[..10]),
             None => "stale".into(),
@@ -224,6 +234,13 @@ pub fn state_tag(state: CaseState, events: &[Event]) -> Option<String> {
         CaseState::Duplicate => Some("duplicate".into()),
         CaseState::Informational => None,
     }
+}
+
+/// The tree of the last fix-applied, fix-committed or fix-merged event
+/// that names one: where the fix is now.
+fn last_tree(events: &[Event]) -> Option<&str> {
+    let moved = [EventKind::FixApplied, EventKind::FixCommitted, EventKind::FixMerged];
+    events.iter().filter(|e| moved.contains(&e.kind) && e.tree.is_some()).max_by_key(|e| e.at)?.tree.as_deref()
 }
 
 /// A fix verdict in words, `(marginal)` when the numbers do not make it
@@ -690,6 +707,33 @@ pub fn render(m: &Model, bot: &str, links: &Links) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// "fix applied to X" names the tree of the last fix-applied or
+    /// fix-merged event that has one.
+    #[test]
+    fn lifecycle_tags_name_the_tree() {
+        let ev = |at: i64, kind: EventKind, tree: Option<&str>| {
+            let mut e = Event::new(at, kind, None);
+            e.tree = tree.map(str::to_string);
+            e
+        };
+        let events = [
+            ev(1, EventKind::FixApplied, Some("cgroup/for-6.11")),
+            ev(2, EventKind::FixCommitted, None),
+            ev(3, EventKind::FixApplied, Some("cgroup/for-6.12")),
+        ];
+        assert_eq!(state_tag(CaseState::FixApplied, &events).as_deref(), Some("fix applied to cgroup/for-6.12"));
+        assert_eq!(state_tag(CaseState::FixApplied, &events[1..2]).as_deref(), Some("fix applied"));
+        let merged = [ev(4, EventKind::FixMerged, Some("6.1-stable"))];
+        assert_eq!(state_tag(CaseState::FixMerged, &merged).as_deref(), Some("fix merged into 6.1-stable"));
+        let resolved = [ev(5, EventKind::Resolved, Some("torvalds/linux.git"))];
+        assert_eq!(
+            state_tag(CaseState::Resolved, &resolved).as_deref(),
+            Some("resolved: merged into torvalds/linux.git")
+        );
+        assert_eq!(state_tag(CaseState::Reverted, &[]).as_deref(), Some("reverted"));
+        assert_eq!(state_tag(CaseState::Superseded, &[]).as_deref(), Some("superseded"));
+    }
 
     fn open_line(id: i64, tags: &[&str]) -> Line {
         Line {

@@ -67,6 +67,11 @@ pub fn case_json(c: &CaseRecord, archive_url: &str) -> Value {
                 "significance": event_significance(c, e),
                 "fix_commit": e.fix_commit,
                 "note": e.note,
+                "tree": e.tree,
+                "commit": e.fix_commit.as_ref().filter(|_| e.kind.is_lifecycle()),
+                "by": e.by,
+                "tag": e.tag,
+                "tree_commit": e.tree_commit,
                 "auth": auth.map(|a| a.label()),
                 "auth_reason": auth.map(|a| &a.reason).filter(|r| !r.is_empty()),
             })
@@ -230,6 +235,9 @@ pub fn case_timeline(c: &CaseRecord, now: i64, archive_url: &str) -> String {
         if let Some(n) = e.note.as_ref().filter(|_| e.verdict.is_none()) {
             line.push_str(&format!("  [{}]", cut(n, 60)));
         }
+        if let Some(where_) = lifecycle_place(e) {
+            line.push_str(&format!("  [{}]", cut(&where_, 70)));
+        }
         out.push_str(&line);
         out.push('\n');
         if let Some(id) = &e.message_id {
@@ -237,6 +245,22 @@ pub fn case_timeline(c: &CaseRecord, now: i64, archive_url: &str) -> String {
         }
     }
     out
+}
+
+/// Where a lifecycle event happened, in words: `cgroup/for-6.15, commit
+/// 0123456789ab, tag v6.9-rc3, by tj@kernel.org`.
+fn lifecycle_place(e: &Event) -> Option<String> {
+    let commit = e.tree_commit.as_ref().or(e.fix_commit.as_ref()).filter(|_| e.kind.is_lifecycle());
+    let parts: Vec<String> = [
+        e.tree.clone(),
+        commit.map(|c| format!("commit {}", c.get(..12).unwrap_or(c))),
+        e.tag.as_ref().map(|t| format!("tag {t}")),
+        e.by.as_ref().map(|b| format!("by {b}")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    (!parts.is_empty()).then(|| parts.join(", "))
 }
 
 /// `YYYY-MM-DD HH:MM` (UTC).

@@ -54,9 +54,16 @@ fn fixtures_get_the_kind_their_directory_names() {
             "fix" => vec!["fix-posted"],
             "discussion" => vec!["discussion"],
             "unrelated" => vec!["unrelated"],
+            // Lifecycle mail keeps whatever kind it has and must carry
+            // its signal.
+            "lifecycle" => vec!["discussion", "unrelated", "fix-posted"],
             other => panic!("unknown fixture directory {other}"),
         };
-        let got = classify_json(&std::fs::read(&f).unwrap())["kind"].as_str().unwrap().to_string();
+        let json = classify_json(&std::fs::read(&f).unwrap());
+        if dir == "lifecycle" {
+            assert!(json["lifecycle"]["signal"].is_string(), "{}: no lifecycle signal", f.display());
+        }
+        let got = json["kind"].as_str().unwrap().to_string();
         assert!(want.contains(&got.as_str()), "{}: kind {got}, want one of {want:?}", f.display());
     }
 }

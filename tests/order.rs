@@ -32,13 +32,17 @@ pub fn canonical(cases: &[CaseRecord]) -> BTreeMap<String, String> {
                 .iter()
                 .map(|e| {
                     format!(
-                        "{} {} {:?} {:?} {:?} {:?}",
+                        "{} {} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?}",
                         e.at,
                         e.kind.as_str(),
                         e.message_id.as_ref().map(|m| m.to_string()),
                         e.verdict,
                         e.fix_commit,
-                        e.note
+                        e.note,
+                        e.tree,
+                        e.by,
+                        e.tag,
+                        e.tree_commit
                     )
                 })
                 .collect();
@@ -134,14 +138,18 @@ proptest! {
     }
 }
 
-/// The real archive forward, reversed, and as its two halves interleaved
-/// (1st, n/2+1th, 2nd, ...), each in one import: every case the same.
-/// Then the reversed archive imported over the forward store: all
-/// duplicates, and not one row changes.
+/// The real archive with its lifecycle mail (`lkp-lifecycle.mbox`: fix
+/// patches' threads, applied notices, pull requests and their merges,
+/// reverts, later versions) forward, reversed, and as its two halves
+/// interleaved (1st, n/2+1th, 2nd, ...), each in one import: every case
+/// the same. Then the reversed archive imported over the forward store:
+/// all duplicates, and not one row changes.
 #[test]
 fn corpus_in_any_order_gives_the_same_cases() {
     let Some(path) = util::shared_file("corpus/lkp-threads.mbox") else { return };
-    let msgs: Vec<Vec<u8>> = lkpbot::source::open(&path).unwrap().map(|m| m.unwrap().bytes).collect();
+    let Some(lifecycle) = util::shared_file("corpus/lkp-lifecycle.mbox") else { return };
+    let msgs: Vec<Vec<u8>> =
+        [path, lifecycle].iter().flat_map(|p| lkpbot::source::open(p).unwrap().map(|m| m.unwrap().bytes)).collect();
     let forward_dir = tempfile::tempdir().unwrap();
     let forward = canonical(&block_on(import_parts(forward_dir.path(), std::slice::from_ref(&msgs), 1024)));
     assert!(forward.len() > 600, "{} cases", forward.len());

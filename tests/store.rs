@@ -94,6 +94,13 @@ fn cases_opened_before_the_noise_columns_get_them_from_their_reports() {
         let url = format!("sqlite://{}", path.display());
         let mut conn = sqlx::SqliteConnection::connect(&url).await.unwrap();
         for sql in [
+            "DROP INDEX events_tree",
+            "DROP INDEX cases_commit_subject",
+            "DROP TABLE message_keys",
+            "ALTER TABLE events DROP COLUMN tree",
+            "ALTER TABLE events DROP COLUMN by_addr",
+            "ALTER TABLE events DROP COLUMN tag",
+            "ALTER TABLE events DROP COLUMN tree_commit",
             "ALTER TABLE messages DROP COLUMN withheld",
             "ALTER TABLE cases DROP COLUMN base_stddev_pct",
             "ALTER TABLE cases DROP COLUMN new_stddev_pct",

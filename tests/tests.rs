@@ -33,6 +33,9 @@ mod ingest;
 /// The hand-labelled replies of `fixtures/labels/`: precision and recall of
 /// the recognisers per kind.
 mod labels;
+/// The corpus's lifecycle mail: every labelled report reaches the state
+/// of its strongest signal.
+mod lifecycle;
 /// Any arrival order, any split into imports: the same cases.
 mod order;
 /// Each mail sent once: two runs on one store, a killed sender, a server back.

@@ -432,3 +432,81 @@ fn only_who_may_close_a_case_closes_it() {
     assert_eq!(invalid.note.as_deref(), Some("the machine ran with turbo off"));
     assert_eq!(invalid.message_id.as_ref().unwrap().as_str(), "dddd0003@example.org");
 }
+
+/// The case of `report` in `run`.
+fn case_of<'r>(run: &'r Run, report: &str) -> &'r CaseRecord {
+    run.cases.iter().find(|c| c.view.facts.report_message_id.as_str() == report).expect("a case for the report")
+}
+
+/// ```text
+/// A  202606011200.eeee0001-lkp@intel.com   functional report on "mm: vmscan: batch the lru moves"
+/// C  eeee0010  [PATCH 0/2] cover letter (Fay)
+///    <- P1 eeee0011  [PATCH 1/2] a stale comment (no Closes:)
+///    <- P2 eeee0012  [PATCH 2/2] the fix, Closes: A               fix-posted
+///    <- Q  eeee0013  Gil: "Applied? I don't see them ..."        a question: nothing
+///       <- L  eeee0014  Fay: "I applied them locally"            the author: nothing
+///    <- M  eeee0015  Andrew: "Applied to mm-hotfixes-unstable" + b4's [2/2] and commit
+/// G  eeee0016  [GIT PULL] hotfixes, shortlog with P2's title wrapped
+///    <- T  pr-tracker-bot: merged into torvalds/linux.git        fix-merged, resolved
+/// B  202606011700.ffff0001-lkp@intel.com   build report on Gus's [PATCH] block: add the frobnicator ...
+///    H  ffff0002  [PATCH v2] of the same title by Hal            not the author: nothing
+///    V  ffff0003  [PATCH v2] by Gus                              superseded
+/// S  202606011800.aaaa0001-lkp@intel.com   functional report on "sched: fair: skip idle balancing ..."
+///    R  aaaa0002  [PATCH] Revert "sched: fair: skip ..."         reverted
+/// ```
+/// Lifecycle mail outside the report's thread moves the case it is tied
+/// to, with its evidence; questions, the author's own "applied" and a
+/// stranger's later version move nothing.
+#[test]
+fn lifecycle_mail_moves_cases_outside_their_thread() {
+    let run = ingest(&fixture_messages("whole-lifecycle"), false);
+    assert_eq!(run.cases.len(), 3);
+    let a = case_of(&run, "202606011200.eeee0001-lkp@intel.com");
+    assert_eq!(a.view.state, CaseState::Resolved);
+    let kinds: Vec<(EventKind, Option<String>)> =
+        event_kinds(a).into_iter().filter(|(k, _)| *k != EventKind::Reported).collect();
+    let pr = Some("178130000000.1.1@kernel.org".to_string());
+    assert_eq!(
+        kinds,
+        [
+            (EventKind::FixPosted, Some("20260602020002.eeee0012@example.org".to_string())),
+            (EventKind::FixApplied, Some("20260602180000.eeee0015@example.org".to_string())),
+            (EventKind::Resolved, pr.clone()),
+            (EventKind::FixMerged, pr),
+        ]
+    );
+    let applied = a.events.iter().find(|e| e.kind == EventKind::FixApplied).unwrap();
+    assert_eq!(applied.tree.as_deref(), Some("mm-hotfixes-unstable"));
+    assert_eq!(applied.by.as_deref(), Some("akpm@example.org"));
+    assert_eq!(applied.fix_commit.as_deref(), Some("0a1b2c3d4e5f60718293a4b5c6d7e8f901122334"));
+    let merged = a.events.iter().find(|e| e.kind == EventKind::FixMerged).unwrap();
+    assert_eq!(merged.tree.as_deref(), Some("torvalds/linux.git"));
+    // The question and the author's own words are not in the case at all.
+    assert!(!message_ids(a).contains("eeee0013@example.net"));
+    assert!(!message_ids(a).contains("20260602060000.eeee0014@example.org"));
+
+    let b = case_of(&run, "202606011700.ffff0001-lkp@intel.com");
+    assert_eq!(b.view.state, CaseState::Superseded);
+    let sup = b.events.iter().find(|e| e.kind == EventKind::Superseded).unwrap();
+    assert_eq!(sup.message_id.as_ref().unwrap().as_str(), "20260603080000.ffff0003@example.com");
+    assert_eq!(sup.by.as_deref(), Some("gus@example.com"));
+    assert!(!message_ids(b).contains("20260602080000.ffff0002@example.com"), "a stranger's v2 superseded it");
+
+    let s = case_of(&run, "202606011800.aaaa0001-lkp@intel.com");
+    assert_eq!(s.view.state, CaseState::Reverted);
+    let rev = s.events.iter().find(|e| e.kind == EventKind::Reverted).unwrap();
+    assert_eq!(rev.message_id.as_ref().unwrap().as_str(), "20260604080000.aaaa0002@example.org");
+}
+
+/// The same mail in reverse, and the merge notice before anything it
+/// names: the same states (the order tests check every field).
+#[test]
+fn lifecycle_mail_before_what_it_names_waits_for_it() {
+    let mut msgs = fixture_messages("whole-lifecycle");
+    msgs.reverse();
+    let run = ingest(&msgs, true);
+    let state = |r: &str| case_of(&run, r).view.state;
+    assert_eq!(state("202606011200.eeee0001-lkp@intel.com"), CaseState::Resolved);
+    assert_eq!(state("202606011700.ffff0001-lkp@intel.com"), CaseState::Superseded);
+    assert_eq!(state("202606011800.aaaa0001-lkp@intel.com"), CaseState::Reverted);
+}

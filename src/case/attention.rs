@@ -42,10 +42,10 @@ impl Standing {
 }
 
 /// Where a case in `state` stands, with the verdict of the last fix
-/// judged. The one place a state is given its group: a new state is
-/// placed here (`fix-applied`, `fix-merged` with [`Standing::FixApplied`],
-/// `reverted` with [`Standing::Reverted`], `superseded` with
-/// [`Standing::Closed`]), and the digest's movement and tags follow.
+/// judged. The one place a state is given its group (`fix-applied`,
+/// `fix-merged` with [`Standing::FixApplied`], `reverted` with
+/// [`Standing::Reverted`], `superseded` with [`Standing::Closed`]); the
+/// digest's movement and tags follow.
 pub fn standing(state: CaseState, verdict: Option<Verdict>) -> Standing {
     use CaseState as S;
     match state {
@@ -53,9 +53,11 @@ pub fn standing(state: CaseState, verdict: Option<Verdict>) -> Standing {
         S::RetestDone if verdict == Some(Verdict::Recovered) => Standing::FixPosted,
         S::RetestDone => Standing::Unfixed,
         S::FixPosted => Standing::FixPosted,
+        S::FixApplied | S::FixMerged => Standing::FixApplied,
         S::Stale => Standing::Stale,
         S::Resolved => Standing::Fixed,
-        S::Invalid | S::Duplicate | S::Informational => Standing::Closed,
+        S::Reverted => Standing::Reverted,
+        S::Superseded | S::Invalid | S::Duplicate | S::Informational => Standing::Closed,
     }
 }
 
@@ -143,6 +145,18 @@ mod tests {
         sort(&mut refs);
         let ids: Vec<i64> = refs.iter().map(|c| c.view.id.0).collect();
         assert_eq!(ids, [6, 9, 4, 7, 5, 3, 2, 1, 8]);
+    }
+
+    /// An applied or merged fix comes after a posted one and before the
+    /// stale cases; a revert is its own closed group, a later version
+    /// closes the case.
+    #[test]
+    fn lifecycle_states_have_their_groups() {
+        assert_eq!(standing(CaseState::FixApplied, None), Standing::FixApplied);
+        assert_eq!(standing(CaseState::FixMerged, None), Standing::FixApplied);
+        assert_eq!(standing(CaseState::Reverted, None), Standing::Reverted);
+        assert_eq!(standing(CaseState::Superseded, None), Standing::Closed);
+        assert!(Standing::FixPosted < Standing::FixApplied && Standing::FixApplied < Standing::Stale);
     }
 
     #[test]

@@ -108,11 +108,19 @@ pub enum Strategy {
     Link,
     Subject,
     Commit,
+    /// A lifecycle signal outside the case's thread (`thread::lifecycle`).
+    Lifecycle,
 }
 
 impl Strategy {
-    pub const ALL: [Strategy; 5] =
-        [Strategy::Report, Strategy::References, Strategy::Link, Strategy::Subject, Strategy::Commit];
+    pub const ALL: [Strategy; 6] = [
+        Strategy::Report,
+        Strategy::References,
+        Strategy::Link,
+        Strategy::Subject,
+        Strategy::Commit,
+        Strategy::Lifecycle,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -121,6 +129,7 @@ impl Strategy {
             Strategy::Link => "link",
             Strategy::Subject => "subject",
             Strategy::Commit => "commit",
+            Strategy::Lifecycle => "lifecycle",
         }
     }
 

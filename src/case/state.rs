@@ -1,8 +1,13 @@
 //! Case states, the events that move them, and [`transition`].
 //!
 //! ```text
-//! reported -> discussed -> retest-requested -> retest-done -> fix-posted -> resolved
+//! reported -> discussed -> retest-requested -> retest-done -> fix-posted
 //!     \___________\_______________\________________\-> stale (no activity)
+//! any open state -> fix-applied (a maintainer applied or committed the fix)
+//!     -> fix-merged (merged into a tree that does not resolve)
+//!     -> resolved (merged into mainline or a tree that resolves)
+//! any open state -> reverted (the culprit reverted) | superseded (a later
+//!     version of the reported patch)
 //! any open state -> invalid | duplicate | resolved (commands); reopen -> discussed
 //! improvements: informational (activity recorded, state kept)
 //! confirmed, still-present, not-reproduced (the test run again, no fix)
@@ -30,7 +35,18 @@ pub enum CaseState {
     RetestRequested,
     RetestDone,
     FixPosted,
+    /// A maintainer applied (queued, picked up, committed) the fix to a
+    /// tree of theirs.
+    FixApplied,
+    /// The fix reached a tree that does not resolve the case (a stable
+    /// tree, a `[[trees]]` tree without `resolves`).
+    FixMerged,
     Resolved,
+    /// The culprit was reverted: closed.
+    Reverted,
+    /// The reported patch was replaced by a later version of it: closed
+    /// (a report on the later version opens a case of its own).
+    Superseded,
     Invalid,
     Duplicate,
     Stale,
@@ -39,13 +55,17 @@ pub enum CaseState {
 }
 
 impl CaseState {
-    pub const ALL: [CaseState; 10] = [
+    pub const ALL: [CaseState; 14] = [
         CaseState::Reported,
         CaseState::Discussed,
         CaseState::RetestRequested,
         CaseState::RetestDone,
         CaseState::FixPosted,
+        CaseState::FixApplied,
+        CaseState::FixMerged,
         CaseState::Resolved,
+        CaseState::Reverted,
+        CaseState::Superseded,
         CaseState::Invalid,
         CaseState::Duplicate,
         CaseState::Stale,
@@ -59,7 +79,11 @@ impl CaseState {
             CaseState::RetestRequested => "retest-requested",
             CaseState::RetestDone => "retest-done",
             CaseState::FixPosted => "fix-posted",
+            CaseState::FixApplied => "fix-applied",
+            CaseState::FixMerged => "fix-merged",
             CaseState::Resolved => "resolved",
+            CaseState::Reverted => "reverted",
+            CaseState::Superseded => "superseded",
             CaseState::Invalid => "invalid",
             CaseState::Duplicate => "duplicate",
             CaseState::Stale => "stale",
@@ -80,16 +104,40 @@ impl CaseState {
                 | CaseState::RetestRequested
                 | CaseState::RetestDone
                 | CaseState::FixPosted
+                | CaseState::FixApplied
+                | CaseState::FixMerged
                 | CaseState::Stale
         )
     }
 
-    fn is_closed(self) -> bool {
-        matches!(self, CaseState::Resolved | CaseState::Invalid | CaseState::Duplicate)
+    /// Resolved, reverted, superseded, invalid or a duplicate: later
+    /// activity is recorded and changes nothing until a reopen.
+    pub fn is_closed(self) -> bool {
+        matches!(
+            self,
+            CaseState::Resolved
+                | CaseState::Reverted
+                | CaseState::Superseded
+                | CaseState::Invalid
+                | CaseState::Duplicate
+        )
     }
 
-    /// A case in this state goes stale when nothing happens. A posted fix
-    /// does not: it waits for a merge the list does not always hear about.
+    /// How far a fix has come: posted, applied, merged. An event that
+    /// says less than the case knows (a fix posted again after one was
+    /// applied, an applied notice after the merge) does not move it back.
+    fn fix_progress(self) -> u8 {
+        match self {
+            CaseState::FixPosted => 1,
+            CaseState::FixApplied => 2,
+            CaseState::FixMerged => 3,
+            _ => 0,
+        }
+    }
+
+    /// A case in this state goes stale when nothing happens. A posted,
+    /// applied or merged fix does not: it waits for a merge the list does
+    /// not always hear about.
     fn can_go_stale(self) -> bool {
         matches!(self, CaseState::Reported | CaseState::Discussed | CaseState::RetestRequested | CaseState::RetestDone)
     }
@@ -167,10 +215,26 @@ pub enum EventKind {
     /// updated test suite) and the problem did not show. No fix was
     /// tried: it answers a retest and sets no verdict.
     NotReproduced,
+    /// A maintainer applied, queued or picked up the fix (its thread's
+    /// "Applied to X, thanks", b4's and patchwork-bot's notices).
+    FixApplied,
+    /// A commit notification of the fix (tip-bot2's "[tip: branch]",
+    /// akpm's "[merged mm-stable]"): as fix-applied.
+    FixCommitted,
+    /// The fix was merged into a tree: a pull request merged upstream, a
+    /// stable backport, a `[[trees]]` commit. Into mainline (or a tree
+    /// that resolves) it comes with a `resolved` event.
+    FixMerged,
+    /// The culprit was reverted (`Revert "<subject>"`, `This reverts
+    /// commit <sha>`).
+    Reverted,
+    /// A later version of the reported patch by its author (the message
+    /// is that version).
+    Superseded,
 }
 
 impl EventKind {
-    pub const ALL: [EventKind; 19] = [
+    pub const ALL: [EventKind; 24] = [
         EventKind::Reported,
         EventKind::ReportedAgain,
         EventKind::RelatedReport,
@@ -190,6 +254,11 @@ impl EventKind {
         EventKind::StillPresent,
         EventKind::ResultUnknown,
         EventKind::NotReproduced,
+        EventKind::FixApplied,
+        EventKind::FixCommitted,
+        EventKind::FixMerged,
+        EventKind::Reverted,
+        EventKind::Superseded,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -213,6 +282,11 @@ impl EventKind {
             EventKind::StillPresent => "still-present",
             EventKind::ResultUnknown => "result-unknown",
             EventKind::NotReproduced => "not-reproduced",
+            EventKind::FixApplied => "fix-applied",
+            EventKind::FixCommitted => "fix-committed",
+            EventKind::FixMerged => "fix-merged",
+            EventKind::Reverted => "reverted",
+            EventKind::Superseded => "superseded",
         }
     }
 
@@ -232,6 +306,20 @@ impl EventKind {
                 | EventKind::NotReproduced
         )
     }
+
+    /// What happens to a case outside its thread: the fix applied,
+    /// committed or merged, the culprit reverted, the reported patch
+    /// superseded.
+    pub fn is_lifecycle(self) -> bool {
+        matches!(
+            self,
+            EventKind::FixApplied
+                | EventKind::FixCommitted
+                | EventKind::FixMerged
+                | EventKind::Reverted
+                | EventKind::Superseded
+        )
+    }
 }
 
 /// Something that happened to a case, with its message and time.
@@ -247,11 +335,33 @@ pub struct Event {
     pub fix_commit: Option<String>,
     /// Free text: the fix patch subject, the new title, the reason.
     pub note: Option<String>,
+    /// Lifecycle events: the tree the fix was applied or merged to (a
+    /// maintainer's branch, `torvalds/linux.git`, `6.1-stable`, a
+    /// `[[trees]]` name).
+    pub tree: Option<String>,
+    /// Lifecycle events: who applied, committed or reverted (an address).
+    pub by: Option<String>,
+    /// Tree events: the first tag that contains the commit (`v6.9-rc3`).
+    pub tag: Option<String>,
+    /// Tree events (no message): the commit of the `[[trees]]` tree that
+    /// caused it.
+    pub tree_commit: Option<String>,
 }
 
 impl Event {
     pub fn new(at: i64, kind: EventKind, message_id: Option<MessageId>) -> Event {
-        Event { at, kind, message_id, verdict: None, fix_commit: None, note: None }
+        Event {
+            at,
+            kind,
+            message_id,
+            verdict: None,
+            fix_commit: None,
+            note: None,
+            tree: None,
+            by: None,
+            tag: None,
+            tree_commit: None,
+        }
     }
 }
 
@@ -268,13 +378,20 @@ pub fn transition(state: CaseState, event: EventKind) -> CaseState {
         (S::Informational, _) => S::Informational,
         // A closed case records later activity without reopening.
         (s, _) if s.is_closed() => s,
+        (_, E::Reverted) => S::Reverted,
+        (_, E::Superseded) => S::Superseded,
+        // A fix moves forward only: applied after merged says nothing new.
+        (s, E::FixApplied | E::FixCommitted) if s.fix_progress() < 2 => S::FixApplied,
+        (s, E::FixMerged) if s.fix_progress() < 3 => S::FixMerged,
+        (s, E::FixApplied | E::FixCommitted | E::FixMerged) => s,
         (s, E::Stale) if s.can_go_stale() => S::Stale,
         (S::Stale, E::ReportedAgain) => S::Reported,
         (S::Reported | S::Stale, E::Discussion | E::RelatedReport | E::Retitled | E::Reopened) => S::Discussed,
         // Once a fix is posted, retests verify it: the verdict is kept on
-        // the case, the state stays.
-        (S::FixPosted, E::RetestRequested) => S::FixPosted,
-        (S::FixPosted, e) if e.is_retest_result() => S::FixPosted,
+        // the case, the state stays (so does a fix's progress when it is
+        // posted again or discussed).
+        (s, E::RetestRequested | E::FixPosted) if s.fix_progress() > 0 => s,
+        (s, e) if e.is_retest_result() && s.fix_progress() > 0 => s,
         (_, E::RetestRequested) => S::RetestRequested,
         // Every retest result is a retest done: one without a verdict, and
         // the report's test run again without a fix (the regression
@@ -301,11 +418,12 @@ pub struct Replayed {
 }
 
 /// Events in the order they count: by time, then (for events at the same
-/// second) by kind and message, so the order never depends on which event
-/// was recorded first. Events equal in all three keep the given order.
+/// second) by kind, message and tree commit, so the order never depends
+/// on which event was recorded first. Events equal in all four keep the
+/// given order.
 pub fn in_time_order(events: &[Event]) -> Vec<&Event> {
     let mut v: Vec<&Event> = events.iter().collect();
-    v.sort_by(|a, b| (a.at, a.kind, &a.message_id).cmp(&(b.at, b.kind, &b.message_id)));
+    v.sort_by(|a, b| (a.at, a.kind, &a.message_id, &a.tree_commit).cmp(&(b.at, b.kind, &b.message_id, &b.tree_commit)));
     v
 }
 
@@ -439,6 +557,58 @@ mod tests {
             assert_eq!((p.state, p.verdict), (CaseState::RetestDone, Some(Verdict::PartlyRecovered)));
             assert_eq!(p.fix_commit.as_deref(), Some("6df13230b6"));
         }
+    }
+
+    /// The lifecycle: a fix goes forward only (posted, applied, merged),
+    /// never back; a revert or a later version closes any open case; a
+    /// closed case records them and stays closed until reopened; neither
+    /// an applied nor a merged fix goes stale.
+    #[test]
+    fn lifecycle_moves_forward_and_closes() {
+        use CaseState as S;
+        use EventKind as E;
+        let rows = [
+            (S::Reported, E::FixApplied, S::FixApplied),
+            (S::Stale, E::FixApplied, S::FixApplied),
+            (S::FixPosted, E::FixApplied, S::FixApplied),
+            (S::FixPosted, E::FixCommitted, S::FixApplied),
+            (S::RetestDone, E::FixMerged, S::FixMerged),
+            (S::FixApplied, E::FixMerged, S::FixMerged),
+            (S::FixMerged, E::FixApplied, S::FixMerged),
+            (S::FixMerged, E::FixCommitted, S::FixMerged),
+            (S::FixApplied, E::FixPosted, S::FixApplied),
+            (S::FixMerged, E::FixPosted, S::FixMerged),
+            (S::FixApplied, E::RetestRequested, S::FixApplied),
+            (S::FixMerged, E::RetestDone, S::FixMerged),
+            (S::FixApplied, E::Discussion, S::FixApplied),
+            (S::FixApplied, E::Stale, S::FixApplied),
+            (S::FixMerged, E::Stale, S::FixMerged),
+            (S::FixMerged, E::Resolved, S::Resolved),
+            (S::Reported, E::Reverted, S::Reverted),
+            (S::FixApplied, E::Reverted, S::Reverted),
+            (S::Discussed, E::Superseded, S::Superseded),
+            (S::Stale, E::Superseded, S::Superseded),
+            (S::Reverted, E::FixMerged, S::Reverted),
+            (S::Superseded, E::Discussion, S::Superseded),
+            (S::Superseded, E::Stale, S::Superseded),
+            (S::Resolved, E::Reverted, S::Resolved),
+            (S::Reverted, E::Reopened, S::Discussed),
+            (S::Superseded, E::Reopened, S::Discussed),
+            (S::Superseded, E::Invalid, S::Invalid),
+            (S::Informational, E::FixMerged, S::Informational),
+            (S::Informational, E::Superseded, S::Informational),
+        ];
+        for (from, e, want) in rows {
+            assert_eq!(transition(from, e), want, "{from:?} after {e:?}");
+        }
+        for s in CaseState::ALL {
+            assert!(!(s.is_open() && s.is_closed()), "{s:?} both open and closed");
+        }
+        assert!(S::FixApplied.is_open() && S::FixMerged.is_open());
+        assert!(S::Reverted.is_closed() && S::Superseded.is_closed());
+        // Neither an applied fix nor a merged one goes stale.
+        let applied = [ev(0, EventKind::Reported), ev(DAY, EventKind::FixApplied)];
+        assert!(stale_times(CaseKind::Functional, &applied, 400 * DAY, 30).is_empty());
     }
 
     #[test]

@@ -37,7 +37,7 @@ pub struct FixPosted {
 }
 
 static PATCH_TAG: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?i)\[(?:[^\]]*\s)?PATCH\b[^\]]*\]").expect("static regex"));
+    LazyLock::new(|| Regex::new(r"(?i)\[(?:[^\]]*\s)?PATCH(?:v\d+)?\b[^\]]*\]").expect("static regex"));
 static CLOSES: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?mi)^\s*(?:Closes|Link):\s*(\S+)").expect("static regex"));
 static REPORTED_BY_ROBOT: LazyLock<Regex> = LazyLock::new(|| {
@@ -109,12 +109,19 @@ fn read_patch(
     lkp: &[String],
     inline: bool,
 ) -> Option<FixPosted> {
-    let closes: Vec<MessageId> = CLOSES
-        .captures_iter(own)
-        .filter_map(|c| c.get(1))
-        .filter(|m| is_report_url(m.as_str()))
-        .filter_map(|m| lore_message_id(m.as_str()))
-        .collect();
+    // `Closes:`/`Link:`, and any other link to a report in the commit
+    // message or changelog ("[1] https://lore...", "Link to report: ...").
+    static URL: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"https?://\S+").expect("static regex"));
+    let before_diff = own.find("\ndiff --git ").map_or(own, |i| &own[..i]);
+    let mut closes: Vec<MessageId> = Vec::new();
+    for m in CLOSES.captures_iter(own).filter_map(|c| c.get(1)).chain(URL.find_iter(before_diff)) {
+        if is_report_url(m.as_str())
+            && let Some(id) = lore_message_id(m.as_str())
+            && !closes.contains(&id)
+        {
+            closes.push(id);
+        }
+    }
     let reported_by_robot = REPORTED_BY_ROBOT.is_match(own);
     let robot_in_changelog = !reported_by_robot && closes.is_empty() && !inline && names_the_robot(own, lkp);
     if closes.is_empty() && !reported_by_robot && !robot_generated && !robot_in_changelog {
@@ -164,12 +171,16 @@ fn names_the_robot(own: &str, lkp: &[String]) -> bool {
 /// A link to a robot report: the robot's lists, or a Message-ID the robot
 /// minted (`...-lkp@intel.com`).
 fn is_report_url(url: &str) -> bool {
+    // The robot's Message-IDs: `202410141536.1167190b-oliver.sang@intel.com`.
+    static MINTED: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"/\d{12}\.[0-9a-z]{8}-[\w.-]+(?:@|%40)intel\.com").expect("static regex"));
     let u = url.to_ascii_lowercase();
     u.contains("/oe-lkp/")
         || u.contains("/oe-kbuild-all/")
         || u.contains("lkp@intel.com")
         || u.contains("lkp%40intel.com")
         || u.contains("kbuild-all")
+        || MINTED.is_match(&u)
 }
 
 #[cfg(test)]
@@ -196,6 +207,24 @@ mod tests {
         assert_eq!(f.fixes[0].sha, "01b9da291c49");
         assert!(extract("Re: [PATCH v2] mm: fix", own, false, &[]).is_none());
         assert!(extract("[PATCH] unrelated", "Signed-off-by: a <a@b>\n", false, &[]).is_none());
+    }
+
+    /// A report named anywhere in the commit message or cover letter, by
+    /// any of the robot's Message-IDs, and `[PATCHv6 0/7]` subjects.
+    #[test]
+    fn report_links_outside_closes() {
+        let own = "The flush is not needed here [1].\n\n\
+                   [1] https://lore.kernel.org/linux-xfs/202410141536.1167190b-oliver.sang@intel.com/\n\
+                   Signed-off-by: B <b@example.com>\n---\n";
+        let f = extract("[PATCH] iomap: elide the flush", own, false, &[]).unwrap();
+        assert_eq!(f.closes[0].as_str(), "202410141536.1167190b-oliver.sang@intel.com");
+        let cover = "Link to report: https://lore.kernel.org/oe-lkp/202503041413.872983bd-lkp@intel.com/\n";
+        assert_eq!(extract("[PATCHv6 0/7] block: fix lock order", cover, false, &[]).unwrap().closes.len(), 1);
+        assert!(is_patch_subject("[PATCHv5 6/7] block: x"));
+        // A link to a diff of the patch below names no report.
+        let after =
+            "Fix.\n---\ndiff --git a/x b/x\n+// https://lore.kernel.org/oe-lkp/202503041413.872983bd-lkp@intel.com/\n";
+        assert!(extract("[PATCH] x: y", after, false, &[]).is_none());
     }
 
     /// A new version whose changelog names the robot's report is a fix; a

@@ -72,6 +72,9 @@ pub fn to_json(mail: &Mail, c: &Classified) -> Value {
     o.insert("list_id".into(), v(&mail.list_id));
     o.insert("sender".into(), v(&c.sender));
     o.insert("report".into(), c.report.as_deref().map_or(Value::Null, report_object));
+    if let Some(l) = &c.lifecycle {
+        o.insert("lifecycle".into(), v(l));
+    }
     if c.kind == Kind::RetestResult {
         o.insert("retest".into(), c.retests.first().map_or(Value::Null, v));
         o.insert("retests".into(), v(&c.retests));

@@ -15,6 +15,7 @@ pub mod build_error;
 mod fields;
 pub mod fix;
 pub mod json;
+pub mod lifecycle;
 pub mod num;
 pub mod outcome;
 pub mod report;
@@ -221,6 +222,11 @@ pub struct Classified {
     /// once per message and handed on, so threading does not read the
     /// body again. `thread::Incoming::new` takes it.
     pub own_text: Option<String>,
+    /// What the mail says happened to a patch or commit outside any
+    /// report's thread (an applied notice, a commit notification, a pull
+    /// request or its merge, a stable backport, a revert), whatever its
+    /// kind: threading ties it to cases, or not.
+    pub lifecycle: Option<lifecycle::Signal>,
 }
 
 impl Classified {
@@ -242,6 +248,17 @@ impl Classified {
 
 /// Classifies one message. Never fails, never panics.
 pub fn classify(mail: &Mail, cfg: &ClassifyConfig) -> Classified {
+    let mut c = classify_kind(mail, cfg);
+    // A robot report or a retest result says nothing of a patch's fate
+    // (a retest "applied the patch on commit X" to test it).
+    if !c.kind.is_report() && c.kind != Kind::RetestResult {
+        c.lifecycle = lifecycle::recognise(mail, c.sender);
+    }
+    c
+}
+
+/// The message's kind and the facts that come with it.
+fn classify_kind(mail: &Mail, cfg: &ClassifyConfig) -> Classified {
     let sender = cfg.sender(mail);
     let mut c = Classified {
         kind: Kind::Unrelated,
@@ -260,6 +277,7 @@ pub fn classify(mail: &Mail, cfg: &ClassifyConfig) -> Classified {
         subject: SubjectFacts::default(),
         problems: Vec::new(),
         own_text: None,
+        lifecycle: None,
     };
     if sender == Sender::Bot {
         // Our own mail: recorded, never acted on.

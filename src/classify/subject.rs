@@ -72,6 +72,25 @@ pub fn strip_reply_prefixes(subject: &str) -> &str {
     s
 }
 
+/// Drops every leading reply prefix (`Re:`, `Fwd:`, `[LKP]`,
+/// `[lkp-robot]`) and bracketed tag (`[linus:master]`, `[mm]`,
+/// `[PATCH v5 2/3]`, list tags), however they are interleaved.
+pub fn strip_tags(subject: &str) -> &str {
+    let mut s = strip_reply_prefixes(subject);
+    loop {
+        let before = s.len();
+        if let Some(rest) = s.strip_prefix('[')
+            && let Some(end) = rest.find(']')
+        {
+            s = rest[end + 1..].trim_start();
+        }
+        s = strip_reply_prefixes(s);
+        if s.len() == before {
+            return s;
+        }
+    }
+}
+
 pub fn parse(subject: &str) -> SubjectFacts {
     let mut f = SubjectFacts::default();
     let mut s = strip_reply_prefixes(subject);

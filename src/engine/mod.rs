@@ -324,7 +324,9 @@ impl Engine {
             // case now. With every ancestor settled it never will be: one
             // small row, settled too. Else it keeps its bytes and waits
             // for the missing ancestors, as threading it would record.
+            // (A pull request too: it only offers the titles it carries.)
             if inc.kind() == Kind::Unrelated
+                && !inc.has_lifecycle()
                 && inc.ancestors.iter().all(|a| *a != message_id && status.get(a) != Some(&false))
             {
                 let mut missing: Vec<String> =
@@ -333,6 +335,9 @@ impl Engine {
                 missing.dedup();
                 row.settled = missing.is_empty();
                 status.insert(message_id.clone(), row.settled);
+                plain
+                    .offered
+                    .extend(crate::thread::lifecycle::offered(&inc).into_iter().map(|k| (k, message_id.clone())));
                 plain.rows.push(row);
                 if !missing.is_empty() {
                     plain.deps.extend(missing.into_iter().map(|k| (k, message_id.clone())));
@@ -415,6 +420,8 @@ struct Plain {
     raws: Vec<(MessageId, Vec<u8>)>,
     deps: Vec<(String, MessageId)>,
     ids: Vec<MessageId>,
+    /// The keys they offer (a pull request's titles).
+    offered: Vec<(String, MessageId)>,
 }
 
 impl Plain {
@@ -433,6 +440,11 @@ impl Plain {
         let deps = std::mem::take(&mut self.deps);
         if !deps.is_empty() {
             th.tx.add_deps_of(&deps).await?;
+        }
+        let offered = std::mem::take(&mut self.offered);
+        if !offered.is_empty() {
+            th.tx.insert_keys(&offered).await?;
+            th.offered(&offered).await?;
         }
         let arrived: Vec<MessageId> = std::mem::take(&mut self.ids)
             .into_iter()

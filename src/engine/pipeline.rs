@@ -50,9 +50,10 @@ pub(super) struct Item {
 }
 
 /// Whether a message's bytes may be needed: ordinary traffic that starts
-/// a thread never joins a case.
+/// a thread never joins a case (lifecycle mail may: a revert, a later
+/// version of a patch).
 fn keeps_raw(incoming: &Incoming) -> bool {
-    !(incoming.kind() == Kind::Unrelated && incoming.ancestors.is_empty())
+    !(incoming.kind() == Kind::Unrelated && incoming.ancestors.is_empty() && !incoming.has_lifecycle())
 }
 
 impl Item {

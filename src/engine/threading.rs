@@ -21,6 +21,7 @@ use crate::classify::Kind;
 use crate::model::MessageId;
 use crate::store::rows::MessageRow;
 use crate::store::{StaleSweep, StoreError, Tx};
+use crate::thread::lifecycle::{FixPatch, LifecycleLookups, is_patch};
 use crate::thread::{self, Candidates, Decision, Incoming, Membership, keys};
 
 /// How often one message may be threaded again in one cascade before it
@@ -105,10 +106,23 @@ impl<'a, 't> Threader<'a, 't> {
             self.tx.set_auth(id, &inc.auth).await?;
         }
         self.store_facts(inc).await?;
+        let offered: Vec<(String, MessageId)> =
+            thread::lifecycle::offered(inc).into_iter().map(|k| (k, id.clone())).collect();
+        self.tx.insert_keys(&offered).await?;
         let settled = self.thread(inc, fetched_at).await?;
-        self.enqueue_dependents(&[keys::dep_message(id)]).await?;
+        let mut changed = vec![keys::dep_message(id)];
+        changed.extend(offered.iter().map(|(k, _)| keys::dep_key(k)));
+        self.enqueue_dependents(&changed).await?;
         self.run().await?;
         Ok(settled)
+    }
+
+    /// Threads again what looked up the keys plain messages offered,
+    /// stored just now.
+    pub async fn offered(&mut self, offered: &[(String, MessageId)]) -> Result<(), StoreError> {
+        let keys: Vec<String> = offered.iter().map(|(k, _)| keys::dep_key(k)).collect();
+        self.enqueue_dependents(&keys).await?;
+        self.run().await
     }
 
     /// Takes a stored message out of the store with what it caused (the
@@ -116,6 +130,8 @@ impl<'a, 't> Threader<'a, 't> {
     /// whatever depended on it.
     pub async fn remove(&mut self, id: &MessageId) -> Result<(), StoreError> {
         let mut changed = vec![keys::dep_message(id)];
+        // What looked up the keys it offered (a fix's title).
+        changed.extend(self.tx.keys_of(id, "").await?.iter().map(|k| keys::dep_key(k)));
         if let Some(v) = self.tx.case_opened_by(id).await? {
             let members = self.tx.delete_case(v.id).await?;
             self.touched.remove(&v.id);
@@ -229,11 +245,15 @@ impl<'a, 't> Threader<'a, 't> {
         let c = self.candidates(inc, &ref_cases).await?;
         let decision = thread::decide(inc, &c, fetched_at);
         let views: Vec<CaseView> =
-            [&c.by_reference, &c.by_link, &c.by_subject, &c.by_commit].into_iter().flatten().cloned().collect();
+            [&c.by_reference, &c.by_link, &c.by_subject, &c.by_commit, &c.by_fix, &c.by_culprit, &c.by_patch]
+                .into_iter()
+                .flatten()
+                .cloned()
+                .collect();
         let decision = act::apply(inc, decision, &views, &self.settings.policy, inc.at(fetched_at));
         let metrics: HashMap<CaseId, String> =
             views.iter().filter_map(|v| Some((v.id, v.facts.metric.clone().or(v.facts.signature.clone())?))).collect();
-        let (settled, cases) = self.apply(inc, own, decision, &unsettled, &metrics).await?;
+        let (settled, cases) = self.apply(inc, own, decision, &unsettled, &c.deps, &metrics).await?;
         if self.settings.acting.is_some()
             && super::acting::act_on(self.tx, self.settings, inc, fetched_at, &cases, !unsettled.is_empty()).await?
         {
@@ -259,7 +279,83 @@ impl<'a, 't> Threader<'a, 't> {
         if !l.commits.is_empty() {
             c.by_commit = self.tx.cases_by_commit(&l.commits).await?;
         }
+        let l = inc.lifecycle_lookups();
+        if !l.is_empty() {
+            self.lifecycle_candidates(inc, &l, &mut c).await?;
+        }
         Ok(c)
+    }
+
+    /// Looks up what a lifecycle signal names (see `thread::lifecycle`):
+    /// the fix patches it reaches and their cases, the cases of a
+    /// reverted culprit or a superseded patch; and records the keys read.
+    async fn lifecycle_candidates(
+        &mut self,
+        inc: &Incoming,
+        l: &LifecycleLookups,
+        c: &mut Candidates,
+    ) -> Result<(), StoreError> {
+        let mut fixes: Vec<MessageId> = Vec::new();
+        if l.answered {
+            // The patch it answers: the nearest stored ancestor that is a
+            // patch mail; a fix itself, or a cover letter of fixes.
+            let asked: Vec<&str> = inc.ancestors.iter().map(MessageId::as_str).collect();
+            let heads = self.tx.heads(&asked).await?;
+            let patch =
+                inc.ancestors.iter().find_map(|a| Some((a, heads.get(a)?)).filter(|(_, h)| is_patch(&h.subject)));
+            if let Some((a, h)) = patch {
+                if h.kind == Kind::FixPosted.as_str() {
+                    fixes.push(a.clone());
+                } else {
+                    let key = keys::key_cover(a);
+                    c.deps.push(keys::dep_key(&key));
+                    fixes.extend(self.tx.messages_with_keys(&[key.as_str()]).await?);
+                }
+            }
+        }
+        let mut titles: Vec<String> = l.titles.iter().map(|t| keys::key_title(t)).collect();
+        if let Some(pull) = &l.pull {
+            titles.extend(self.tx.keys_of(pull, "pt:").await?.iter().filter_map(|k| keys::pulled_title(k)));
+        }
+        if !titles.is_empty() {
+            c.deps.extend(titles.iter().map(|t| keys::dep_key(t)));
+            let refs: Vec<&str> = titles.iter().map(String::as_str).collect();
+            fixes.extend(self.tx.messages_with_keys(&refs).await?);
+        }
+        fixes.sort();
+        fixes.dedup();
+        if !fixes.is_empty() {
+            c.deps.extend(fixes.iter().map(keys::dep_message));
+            let asked: Vec<&str> = fixes.iter().map(MessageId::as_str).collect();
+            let mut heads = self.tx.heads(&asked).await?;
+            let mut cases = self.tx.cases_of(&asked).await?;
+            for id in fixes {
+                let Some(h) = heads.remove(&id).filter(|h| h.kind == Kind::FixPosted.as_str()) else { continue };
+                let cases = cases.remove(&id).unwrap_or_default();
+                c.fixes.push(FixPatch { message_id: id, subject: h.subject, from: h.from, cases });
+            }
+            let mut ids: Vec<CaseId> = c.fixes.iter().flat_map(|f| f.cases.iter().copied()).collect();
+            ids.sort();
+            ids.dedup();
+            if !ids.is_empty() {
+                c.by_fix = self.tx.case_views(&ids).await?;
+            }
+        }
+        if !l.culprit_subjects.is_empty() || !l.culprit_commits.is_empty() {
+            c.deps.extend(l.culprit_subjects.iter().map(|s| keys::dep_culprit(s)));
+            c.deps
+                .extend(l.culprit_commits.iter().filter_map(|x| keys::commit_prefix(x)).map(|p| keys::dep_commit(&p)));
+            let refs: Vec<&str> = l.culprit_subjects.iter().map(String::as_str).collect();
+            c.by_culprit = self.tx.cases_by_commit_subject(&refs).await?;
+            if !l.culprit_commits.is_empty() {
+                c.by_culprit.extend(self.tx.cases_by_commit(&l.culprit_commits).await?);
+            }
+        }
+        if let Some(p) = &l.patch {
+            c.deps.push(keys::dep_patch(p));
+            c.by_patch = self.tx.cases_by_patch_key(&[p.as_str()]).await?;
+        }
+        Ok(())
     }
 
     /// Makes the store hold what `decision` says of the message, changing
@@ -272,6 +368,7 @@ impl<'a, 't> Threader<'a, 't> {
         own: Option<CaseView>,
         decision: Decision,
         unsettled: &[&MessageId],
+        lifecycle_deps: &[String],
         metrics: &HashMap<CaseId, String>,
     ) -> Result<(bool, BTreeSet<CaseId>), StoreError> {
         let id = &inc.message_id;
@@ -301,13 +398,19 @@ impl<'a, 't> Threader<'a, 't> {
                 }
             }
         }
-        let settled = threads_by_references_only(inc.kind()) && now.is_empty() && unsettled.is_empty();
+        // Lifecycle mail waits for what it names, however long.
+        let settled =
+            threads_by_references_only(inc.kind()) && !inc.has_lifecycle() && now.is_empty() && unsettled.is_empty();
         if settled {
             if self.tx.settle(id).await? {
                 changed.push(keys::dep_message(id));
             }
         } else {
-            self.tx.set_deps(id, &inc.dependencies(unsettled.iter().copied())).await?;
+            let mut deps = inc.dependencies(unsettled.iter().copied());
+            deps.extend(lifecycle_deps.iter().cloned());
+            deps.sort();
+            deps.dedup();
+            self.tx.set_deps(id, &deps).await?;
         }
         changed.sort();
         changed.dedup();

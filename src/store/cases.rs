@@ -45,6 +45,21 @@ fn event_keys(events: &[Event]) -> Vec<(EventKey, &Event)> {
         .collect()
 }
 
+type Query<'q> = sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments>;
+
+/// Binds what an event says besides its time, kind and message, in the
+/// order both statements that write events name them: verdict, fix
+/// commit, note, tree, by, tag, tree commit.
+fn bind_details<'q>(q: Query<'q>, e: &'q Event) -> Query<'q> {
+    q.bind(e.verdict.map(|v| v.as_str()))
+        .bind(e.fix_commit.as_deref())
+        .bind(e.note.as_deref())
+        .bind(e.tree.as_deref())
+        .bind(e.by.as_deref())
+        .bind(e.tag.as_deref())
+        .bind(e.tree_commit.as_deref())
+}
+
 impl Tx<'_> {
     async fn case_views_where<'v, V>(
         &mut self,
@@ -90,6 +105,16 @@ impl Tx<'_> {
         let prefixes: Vec<String> = commits.iter().filter_map(|c| commit_prefix(c)).collect();
         let refs: Vec<&str> = prefixes.iter().map(String::as_str).collect();
         self.case_views_where("c.commit_prefix", "", &refs, "find cases by commit").await
+    }
+
+    /// Cases whose culprit's subject is one of `subjects`, exactly.
+    pub async fn cases_by_commit_subject(&mut self, subjects: &[&str]) -> Result<Vec<CaseView>, StoreError> {
+        self.case_views_where("c.commit_subject", "", subjects, "find cases by culprit subject").await
+    }
+
+    /// Cases whose patch key (`thread::keys::patch_key`) is one of `keys`.
+    pub async fn cases_by_patch_key(&mut self, keys: &[&str]) -> Result<Vec<CaseView>, StoreError> {
+        self.case_views_where("c.patch_key", "", keys, "find cases by patch").await
     }
 
     /// The case a report opened, if it did.
@@ -220,33 +245,18 @@ impl Tx<'_> {
             match have.remove(key) {
                 Some((_, old)) if &old == *e => {}
                 Some((id, _)) => {
-                    sqlx::query("UPDATE events SET at = $2, verdict = $3, fix_commit = $4, note = $5 WHERE id = $1")
-                        .bind(id)
-                        .bind(e.at)
-                        .bind(e.verdict.map(|v| v.as_str()))
-                        .bind(e.fix_commit.as_deref())
-                        .bind(e.note.as_deref())
+                    let q = sqlx::query(
+                        "UPDATE events SET at = $2, verdict = $3, fix_commit = $4, note = $5, tree = $6, \
+                         by_addr = $7, tag = $8, tree_commit = $9 WHERE id = $1",
+                    );
+                    bind_details(q.bind(id).bind(e.at), e)
                         .execute(&mut *self.tx)
                         .await
                         .map_err(err("update an event"))?;
                     changed = true;
                 }
                 None => {
-                    sqlx::query(
-                        "INSERT INTO events (case_id, at, kind, message_id, seq, verdict, fix_commit, note) \
-                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-                    )
-                    .bind(case.0)
-                    .bind(e.at)
-                    .bind(e.kind.as_str())
-                    .bind(e.message_id.as_ref().map(MessageId::as_str))
-                    .bind(key.2)
-                    .bind(e.verdict.map(|v| v.as_str()))
-                    .bind(e.fix_commit.as_deref())
-                    .bind(e.note.as_deref())
-                    .execute(&mut *self.tx)
-                    .await
-                    .map_err(err("record an event"))?;
+                    self.insert_event(case, e, key.2).await?;
                     changed = true;
                 }
             }
@@ -260,6 +270,16 @@ impl Tx<'_> {
             changed = true;
         }
         Ok(changed)
+    }
+
+    async fn insert_event(&mut self, case: CaseId, e: &Event, seq: i64) -> Result<(), StoreError> {
+        let q = sqlx::query(
+            "INSERT INTO events (case_id, at, kind, message_id, seq, verdict, fix_commit, note, tree, by_addr, tag, \
+             tree_commit) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+        );
+        let q = q.bind(case.0).bind(e.at).bind(e.kind.as_str()).bind(e.message_id.as_ref().map(MessageId::as_str));
+        bind_details(q.bind(seq), e).execute(&mut *self.tx).await.map_err(err("record an event"))?;
+        Ok(())
     }
 
     /// A case's events (in a deterministic order; `replay` sorts by time).

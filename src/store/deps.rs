@@ -15,7 +15,7 @@ use sqlx::sqlite::SqliteConnection;
 use sqlx::{AssertSqlSafe, Row};
 
 use super::filter::Filter;
-use super::{StoreError, Tx, chunks, err, insert_sql, rows};
+use super::{StoreError, Tx, chunks, err, insert_sql};
 use crate::model::MessageId;
 
 #[derive(Default)]
@@ -63,20 +63,13 @@ impl Tx<'_> {
         if maybe.is_empty() {
             return Ok(Vec::new());
         }
-        let rows = super::select_in(
+        super::select_message_ids(
             &mut self.tx,
             "SELECT DISTINCT message_id FROM thread_deps WHERE dep_key IN",
-            "",
             &maybe,
             "look up thread dependencies",
         )
-        .await?;
-        let mut out: BTreeSet<MessageId> = BTreeSet::new();
-        for r in rows {
-            let id: String = r.try_get(0).map_err(err("look up thread dependencies"))?;
-            out.insert(rows::message_id(&id)?);
-        }
-        Ok(out.into_iter().collect())
+        .await
     }
 
     /// Makes `keys` the whole set of what `id`'s threading depends on.

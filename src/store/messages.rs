@@ -38,11 +38,13 @@ impl Tx<'_> {
         Ok(out)
     }
 
-    /// The cases each of `ids` is in (ids in none are left out).
+    /// The cases each of `ids` is in by its thread (ids in none are left
+    /// out): a message a lifecycle signal tied to a case (a merge notice, a
+    /// later version of a patch) does not carry its replies there.
     pub async fn cases_of(&mut self, ids: &[&str]) -> Result<HashMap<MessageId, Vec<CaseId>>, StoreError> {
         let rows = super::select_in(
             &mut self.tx,
-            "SELECT message_id, case_id FROM case_messages WHERE message_id IN",
+            "SELECT message_id, case_id FROM case_messages WHERE strategy <> 'lifecycle' AND message_id IN",
             " ORDER BY case_id",
             ids,
             "look up case messages",
@@ -292,6 +294,7 @@ impl Tx<'_> {
             "DELETE FROM build_summaries WHERE message_id = $1",
             "DELETE FROM retest_requests WHERE message_id = $1",
             "DELETE FROM thread_deps WHERE message_id = $1",
+            "DELETE FROM message_keys WHERE message_id = $1",
             "DELETE FROM raw_messages WHERE message_id = $1",
         ] {
             sqlx::query(sql).bind(id.as_str()).execute(&mut *self.tx).await.map_err(err("delete a message"))?;

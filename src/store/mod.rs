@@ -21,6 +21,7 @@ mod cases;
 mod deps;
 mod facts;
 mod filter;
+mod keys;
 mod messages;
 mod open;
 mod outbox;
@@ -36,6 +37,7 @@ use crate::case::{CaseFilter, CaseRecord};
 use crate::model::Fnv;
 
 pub use cases::StaleSweep;
+pub use keys::Head;
 pub use open::schema_version;
 pub use outbox::{Claim, Failure, MailState, NewMail, OutboxMail, RetestRequest, RunRecord};
 pub use read::Reader;
@@ -103,6 +105,7 @@ const TABLES: &[&str] = &[
     "retest_requests",
     "subscriptions",
     "removed_messages",
+    "message_keys",
 ];
 
 /// The write side: one connection, one transaction at a time.
@@ -252,6 +255,22 @@ where
         out.extend(q.fetch_all(&mut *conn).await.map_err(err(what))?);
     }
     Ok(out)
+}
+
+/// The Message-IDs (the first column) `select ... IN (values)` finds,
+/// each once, in order.
+async fn select_message_ids(
+    conn: &mut SqliteConnection,
+    select: &str,
+    values: &[&str],
+    what: &'static str,
+) -> Result<Vec<crate::model::MessageId>, StoreError> {
+    let mut out = std::collections::BTreeSet::new();
+    for r in select_in(conn, select, "", values, what).await? {
+        let id: String = r.try_get(0).map_err(err(what))?;
+        out.insert(rows::message_id(&id)?);
+    }
+    Ok(out.into_iter().collect())
 }
 
 /// `n` anonymous positional placeholders, for the statements built over

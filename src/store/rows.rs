@@ -105,7 +105,8 @@ pub fn verdict(s: &str) -> Result<Verdict, StoreError> {
 }
 
 /// The columns [`event`] reads.
-pub const EVENT_COLUMNS: &str = "e.case_id, e.at, e.kind, e.message_id, e.verdict, e.fix_commit, e.note";
+pub const EVENT_COLUMNS: &str =
+    "e.case_id, e.at, e.kind, e.message_id, e.verdict, e.fix_commit, e.note, e.tree, e.by_addr, e.tag, e.tree_commit";
 
 pub fn event(row: &SqliteRow) -> Result<(CaseId, Event), StoreError> {
     let kind: String = get(row, "kind")?;
@@ -120,6 +121,10 @@ pub fn event(row: &SqliteRow) -> Result<(CaseId, Event), StoreError> {
             verdict: v.as_deref().map(verdict).transpose()?,
             fix_commit: get(row, "fix_commit")?,
             note: get(row, "note")?,
+            tree: get(row, "tree")?,
+            by: get(row, "by_addr")?,
+            tag: get(row, "tag")?,
+            tree_commit: get(row, "tree_commit")?,
         },
     ))
 }

@@ -5,27 +5,9 @@
 use crate::case::CaseFacts;
 pub use crate::case::{commit_prefix, same_commit};
 use crate::classify::fix::lore_message_id;
-use crate::classify::subject::{self, strip_reply_prefixes};
+use crate::classify::subject;
+pub use crate::classify::subject::strip_tags;
 use crate::model::MessageId;
-
-/// Drops every leading reply prefix (`Re:`, `Fwd:`, `[LKP]`,
-/// `[lkp-robot]`) and bracketed tag (`[linus:master]`, `[mm]`,
-/// `[PATCH v5 2/3]`, list tags), however they are interleaved.
-pub fn strip_tags(subject: &str) -> &str {
-    let mut s = strip_reply_prefixes(subject);
-    loop {
-        let before = s.len();
-        if let Some(rest) = s.strip_prefix('[')
-            && let Some(end) = rest.find(']')
-        {
-            s = rest[end + 1..].trim_start();
-        }
-        s = strip_reply_prefixes(s);
-        if s.len() == before {
-            return s;
-        }
-    }
-}
 
 /// The key of the subject rung: the robot subject without prefixes and
 /// tags, lower-cased, whitespace collapsed
@@ -91,12 +73,45 @@ pub fn dep_commit(prefix: &str) -> String {
     format!("c:{prefix}")
 }
 
+/// A case's culprit subject and patch key, which reverts and later
+/// versions of a patch look up.
+pub fn dep_culprit(subject: &str) -> String {
+    format!("cs:{subject}")
+}
+
+pub fn dep_patch(patch_key: &str) -> String {
+    format!("pk:{patch_key}")
+}
+
+/// A key some message offers (`message_keys`): whoever looked it up
+/// depends on who offers it.
+pub fn dep_key(key: &str) -> String {
+    format!("k:{key}")
+}
+
+/// The key of the fix patches titled `patch_key`.
+pub fn key_title(patch_key: &str) -> String {
+    format!("t:{patch_key}")
+}
+
+/// The key of the patches of the series whose cover letter is `id`.
+pub fn key_cover(id: &MessageId) -> String {
+    format!("r:{id}")
+}
+
+/// The title keys a pull request's `pt:` keys name.
+pub fn pulled_title(pull_key: &str) -> Option<String> {
+    pull_key.strip_prefix("pt:").map(key_title)
+}
+
 /// The store keys of messages whose threading a case's opening or
 /// removal may change (see [`super::Incoming::dependencies`]).
 pub fn case_deps(f: &CaseFacts) -> Vec<String> {
     let mut out = vec![dep_message(&f.report_message_id)];
     out.extend(f.subject_key.as_deref().map(dep_subject));
     out.extend(f.commit.as_deref().and_then(commit_prefix).map(|p| dep_commit(&p)));
+    out.extend(f.commit_subject.as_deref().map(dep_culprit));
+    out.extend(f.patch_key.as_deref().map(dep_patch));
     out
 }
 

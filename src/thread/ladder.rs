@@ -6,6 +6,9 @@
 //! 2. [`by_link`]: a `Closes:`/`Link:` URL names a message of a case.
 //! 3. [`by_subject`]: the normalised robot subject equals a case's.
 //! 4. [`by_commit`]: a commit the message names is a case's commit.
+//! 5. [`super::lifecycle`]: a lifecycle signal (an applied notice, a
+//!    commit, a merge, a backport, a revert, a later version) moves the
+//!    cases it is tied to, whatever rung 1 to 4 found.
 //!
 //! Rungs 2 to 4 are only climbed by messages the classifier relates to the
 //! robot (any kind but `unrelated`): ordinary list traffic joins a case by
@@ -119,13 +122,25 @@ pub fn decide(m: &Incoming, c: &Candidates, now: i64) -> Decision {
             }
         }
     }
-    if hits.is_empty() {
+    let lifecycle = super::lifecycle::events(m, c, at);
+    if hits.is_empty() && lifecycle.is_empty() {
         return Decision::Ignore;
     }
     let events = events_for(m, at);
-    Decision::Attach(
-        hits.into_iter().map(|(v, strategy)| Membership { case: v.id, strategy, events: events.clone() }).collect(),
-    )
+    let mut atts: Vec<Membership> =
+        hits.into_iter().map(|(v, strategy)| Membership { case: v.id, strategy, events: events.clone() }).collect();
+    // Rung 5, whatever the others found: a lifecycle signal moves the
+    // cases it is tied to; in a case's thread it is more than talk.
+    for (case, e) in lifecycle {
+        match atts.iter_mut().find(|a| a.case == case) {
+            Some(a) => {
+                a.events.retain(|x| x.kind != EventKind::Discussion);
+                a.events.push(e);
+            }
+            None => atts.push(Membership { case, strategy: Strategy::Lifecycle, events: vec![e] }),
+        }
+    }
+    Decision::Attach(atts)
 }
 
 /// A report: the robot repeating itself in a case's thread joins that

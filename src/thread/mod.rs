@@ -13,6 +13,7 @@
 
 pub mod keys;
 pub mod ladder;
+pub mod lifecycle;
 
 use crate::case::{CaseFacts, CaseId, CaseView, Event, Strategy};
 use crate::classify::{Classified, Kind};
@@ -71,6 +72,9 @@ pub struct Incoming {
     /// a loop), once it decided so: its commands are recorded as not
     /// done.
     pub withheld: Option<String>,
+    /// A patch mail numbered v2 or above: its patch key and version (it
+    /// may supersede a report on an earlier version).
+    pub new_version: Option<(String, u32)>,
 }
 
 /// What the engine must look up for a message; empty for unrelated mail.
@@ -94,6 +98,17 @@ pub struct Candidates {
     pub by_subject: Vec<CaseView>,
     /// Cases whose commit shares a seven-digit prefix with one the message names.
     pub by_commit: Vec<CaseView>,
+    /// The fix patches a lifecycle signal reaches, with their cases
+    /// (see [`lifecycle`]), and the views of those cases.
+    pub fixes: Vec<lifecycle::FixPatch>,
+    pub by_fix: Vec<CaseView>,
+    /// A revert's: cases whose culprit has its subject or commit.
+    pub by_culprit: Vec<CaseView>,
+    /// A later version of a patch's: cases with its patch key.
+    pub by_patch: Vec<CaseView>,
+    /// The store keys these lifecycle lookups read: the message is
+    /// threaded again when one changes.
+    pub deps: Vec<String>,
 }
 
 /// A message joining one case, with what it does there.
@@ -152,6 +167,9 @@ impl Incoming {
             for r in &classified.retests {
                 commits.extend(r.bad.sha.as_ref().map(|s| s.to_string()).or_else(|| Some(r.bad.short.clone())));
             }
+            // A patch's `Link:` to itself (b4 adds one) names the cases it
+            // is in already: a membership that would hold itself up.
+            links.retain(|l| *l != mail.message_id);
             commits.retain(|c| keys::commit_prefix(c).is_some());
             commits.dedup();
             subject_key = keys::subject_key(&mail.subject);
@@ -181,6 +199,7 @@ impl Incoming {
             problems,
             auth: Auth::default(),
             withheld: None,
+            new_version: lifecycle::new_version(&mail.subject),
         }
     }
 
