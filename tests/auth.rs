@@ -409,3 +409,57 @@ fn unverifiable_signatures_are_refused_saying_why() {
     assert!(reply_to("good@example.org").contains("Case 1 is discussed"), "{}", reply_to("good@example.org"));
     assert_eq!(case.view.state, lkpbot::case::CaseState::Discussed, "{:?}", case.view.state);
 }
+
+/// Fresh lifecycle mail moves a case only from a sender who is believed:
+/// a maintainer's "Applied to ..., thanks!" on the fix's cover letter,
+/// forged (no signature), is kept as discussion saying why and the case
+/// stays at fix-posted; the same notice signed moves it to fix-applied.
+#[test]
+fn a_forged_applied_notice_moves_no_case() {
+    let cfg = lkpbot::config::Config::parse("[bot]\naddress = \"bot@example.org\"\n", Path::new("t.toml")).unwrap();
+    // The report, the fix series (cover letter, two patches), a review and
+    // its answer, then the maintainer's applied notice: all of this hour.
+    let thread: Vec<String> = crate::thread::fixture_messages("whole-lifecycle")[..7]
+        .iter()
+        .enumerate()
+        .map(|(i, raw)| {
+            let text = String::from_utf8(raw.clone()).unwrap();
+            let (head, body) = text.split_once("\n\n").unwrap();
+            let head: String = head.lines().filter(|l| !l.starts_with("Date:")).map(|l| format!("{l}\r\n")).collect();
+            let at = NOW - 3600 + 60 * i64::try_from(i).unwrap();
+            format!("Date: {}\r\n{head}\r\n{}", date(at), body.replace('\n', "\r\n"))
+        })
+        .collect();
+    let headers = ["From", "To", "Subject", "Date", "Message-ID", "In-Reply-To"];
+    let applied_id = "20260602180000.eeee0015@example.org";
+    assert!(thread[6].contains(applied_id), "the fixture's seventh mail is the applied notice");
+    let state_after = |notice: String| {
+        let dir = tempfile::tempdir().unwrap();
+        let mails: Vec<String> = thread[..6].iter().cloned().chain([notice]).collect();
+        block_on(async {
+            let store = lkpbot::store::Store::open(&dir.path().join("s.db")).await.unwrap();
+            let mut settings = lkpbot::cli::acting_settings(&cfg, clock);
+            settings.acting.as_mut().unwrap().auth = Some(std::sync::Arc::new(verifier(&[])));
+            let mut engine = lkpbot::engine::Engine::new(store, settings);
+            for m in mails {
+                engine.push(lkpbot::engine::Envelope::new(m.into_bytes(), NOW)).await.unwrap();
+            }
+            engine.finish().await.unwrap();
+            let cases = engine.store().cases(lkpbot::case::CaseFilter::All, true).await.unwrap();
+            let case = cases.into_iter().next().expect("the report's case");
+            let note = case
+                .events
+                .iter()
+                .find(|e| e.message_id.as_ref().is_some_and(|m| m.as_str() == applied_id))
+                .map(|e| (e.kind, e.note.clone().unwrap_or_default()));
+            (case.view.state, note)
+        })
+    };
+    let (forged_state, forged_event) = state_after(thread[6].clone());
+    assert_eq!(forged_state, lkpbot::case::CaseState::FixPosted, "{forged_event:?}");
+    let (kind, note) = forged_event.expect("the forged notice is on the case");
+    assert_eq!(kind, lkpbot::case::EventKind::Discussion);
+    assert!(note.starts_with("fix-applied not taken") && note.contains("no DKIM signature"), "{note}");
+    let (signed_state, signed_event) = state_after(sign(rsa(), "example.org", "rsa", &headers, &thread[6]));
+    assert_eq!(signed_state, lkpbot::case::CaseState::FixApplied, "{signed_event:?}");
+}

@@ -51,7 +51,7 @@ pub fn apply(m: &Incoming, decision: Decision, cases: &[CaseView], policy: &Poli
     match m.kind() {
         Kind::Command => {}
         Kind::RetestResult | Kind::TestRequest => return unbelieved_lkp(m, decision, policy, at),
-        _ => return decision,
+        _ => return unbelieved_lifecycle(m, decision, policy),
     }
     match decision {
         Decision::Attach(atts) => Decision::Attach(
@@ -77,6 +77,30 @@ fn unbelieved_lkp(m: &Incoming, decision: Decision, policy: &Policy, at: i64) ->
         Decision::Attach(atts) => {
             Decision::Attach(atts.into_iter().map(|att| Membership { events: vec![event.clone()], ..att }).collect())
         }
+        other => other,
+    }
+}
+
+/// Fresh mail that would move a case by itself (a maintainer's applied
+/// notice, a merge, a revert, a later version; a merge into mainline's
+/// resolution) from a sender not believed: each such event is kept as
+/// discussion with the reason, and the case does not move.
+fn unbelieved_lifecycle(m: &Incoming, decision: Decision, policy: &Policy) -> Decision {
+    let Some(why) = policy.unbelieved(m) else { return decision };
+    let demote = |atts: Vec<Membership>| -> Vec<Membership> {
+        atts.into_iter()
+            .map(|mut att| {
+                for e in att.events.iter_mut().filter(|e| e.kind.is_lifecycle() || e.kind == EventKind::Resolved) {
+                    e.note = Some(format!("{} not taken: the sender is not authenticated ({why})", e.kind.as_str()));
+                    e.kind = EventKind::Discussion;
+                }
+                att
+            })
+            .collect()
+    };
+    match decision {
+        Decision::Attach(atts) => Decision::Attach(demote(atts)),
+        Decision::Open { case, thread } => Decision::Open { case, thread: demote(thread) },
         other => other,
     }
 }
@@ -302,6 +326,12 @@ mod tests {
         assert_eq!(command_events(&m, &case(), &record, 5)[0].kind, EventKind::Resolved);
     }
 
+    /// `m` joins case 7 by its references with events of `kinds`.
+    fn attached(m: &Incoming, kinds: &[EventKind]) -> Decision {
+        let events = kinds.iter().map(|k| Event::new(5, *k, Some(m.message_id.clone()))).collect();
+        Decision::Attach(vec![Membership { case: CaseId(7), strategy: crate::case::Strategy::References, events }])
+    }
+
     /// An LKP retest result or request from a sender not believed is
     /// discussion with the reason; believed, or history, it counts.
     #[test]
@@ -311,12 +341,7 @@ mod tests {
         let mut m = mail("lkp@intel.com", "the fix recovers it");
         m.classified.kind = Kind::RetestResult;
         m.classified.commands.clear();
-        let judged = Event::new(5, EventKind::RetestDone, Some(m.message_id.clone()));
-        let d = Decision::Attach(vec![Membership {
-            case: CaseId(7),
-            strategy: crate::case::Strategy::References,
-            events: vec![judged],
-        }]);
+        let d = attached(&m, &[EventKind::RetestDone]);
         assert_eq!(apply(&m, d.clone(), &[case()], &policy, 5), d, "history counts");
         m.auth = Auth::none("the key rsa._domainkey.intel.com could not be fetched");
         let Decision::Attach(atts) = apply(&m, d.clone(), &[case()], &policy, 5) else { panic!() };
@@ -324,6 +349,27 @@ mod tests {
         assert_eq!(atts[0].events[0].kind, EventKind::Discussion);
         let note = atts[0].events[0].note.clone().unwrap();
         assert!(note.starts_with("result not judged") && note.contains("could not be fetched"), "{note}");
+        assert_eq!(apply(&m, d.clone(), &[case()], &Policy::default(), 5), d, "record only records");
+    }
+
+    /// A maintainer's applied notice or a merge into mainline that was
+    /// verified and did not pass moves nothing: discussion with the
+    /// reason; believed, history, or under `record`, it counts.
+    #[test]
+    fn an_unbelieved_lifecycle_signal_is_discussion() {
+        use crate::model::Auth;
+        let policy = Policy { require_auth: true, ..Policy::default() };
+        let mut m = mail("maintainer@example.org", "Applied to for-next, thanks!");
+        m.classified.kind = Kind::Discussion;
+        m.classified.commands.clear();
+        let d = attached(&m, &[EventKind::FixApplied, EventKind::Resolved]);
+        assert_eq!(apply(&m, d.clone(), &[case()], &policy, 5), d, "history counts");
+        m.auth = Auth::none("no DKIM signature");
+        let Decision::Attach(atts) = apply(&m, d.clone(), &[case()], &policy, 5) else { panic!() };
+        let kinds: Vec<EventKind> = atts[0].events.iter().map(|e| e.kind).collect();
+        assert_eq!(kinds, [EventKind::Discussion, EventKind::Discussion]);
+        let note = atts[0].events[0].note.clone().unwrap();
+        assert!(note.starts_with("fix-applied not taken") && note.contains("no DKIM signature"), "{note}");
         assert_eq!(apply(&m, d.clone(), &[case()], &Policy::default(), 5), d, "record only records");
     }
 

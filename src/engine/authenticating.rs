@@ -1,8 +1,9 @@
 //! Verifying the senders of a batch before it is stored: DKIM needs DNS,
 //! which must not happen inside the write transaction. Only fresh mail
 //! the bot acts on is verified (a command, a retest result, the LKP
-//! team's test request); the rest of the list's traffic, and history, is
-//! `none` and costs nothing. A few verifications run at once.
+//! team's test request, lifecycle mail that moves a case); the rest of
+//! the list's traffic, and history, is `none` and costs nothing. A few
+//! verifications run at once.
 
 use std::collections::HashMap;
 
@@ -47,12 +48,14 @@ pub(super) async fn verify(settings: &Settings, items: &[Item]) -> HashMap<usize
 }
 
 /// Whether the bot needs to know who sent `inc`: mail it acts on (a
-/// command, a retest result, the LKP team's test request), and fresh.
+/// command, a retest result, the LKP team's test request) or that moves a
+/// case by itself (an applied notice, a merge, a revert, a later version),
+/// and fresh.
 pub fn wanted(inc: &Incoming, fetched_at: i64, now: i64, fresh_hours: i64) -> bool {
     let acts_on = match inc.kind() {
         Kind::Command | Kind::RetestResult => true,
         Kind::TestRequest => matches!(inc.classified.sender, Sender::LkpTeam | Sender::Robot),
-        _ => false,
+        _ => inc.has_lifecycle(),
     };
     acts_on && act::is_fresh(inc.date, fetched_at, now, fresh_hours)
 }
