@@ -285,23 +285,8 @@ fn classify_kind(mail: &Mail, cfg: &ClassifyConfig) -> Classified {
         return c;
     }
 
-    // Unrelated list traffic is the common case: skip it without running
-    // the extractors when nothing in it smells of the robot.
-    // Nothing else is computed for it: no subject facts, no re-breaking.
-    if sender == Sender::Human {
-        // One lower-cased copy serves every needle of both checks.
-        let lower = mail.body.as_bytes().to_ascii_lowercase();
-        if !mentions_robot(mail, &lower, cfg) {
-            if commands::may_contain_lower(&lower) {
-                let own = quote::unquoted(&mail.body);
-                c.commands = commands::parse_unquoted(&own);
-                c.own_text = Some(own);
-            }
-            if !c.commands.is_empty() {
-                c.kind = Kind::Command;
-            }
-            return c;
-        }
+    if sender == Sender::Human && plain_human_mail(mail, cfg, &mut c) {
+        return c;
     }
     c.subject = subject::parse(&mail.subject);
     let body_cow = text::unflatten(&mail.body);
@@ -316,60 +301,8 @@ fn classify_kind(mail: &Mail, cfg: &ClassifyConfig) -> Classified {
     });
     let robotish = matches!(sender, Sender::Robot | Sender::Unknown);
 
-    if robotish || sender == Sender::LkpTeam {
-        if sender == Sender::Robot
-            && c.subject.build_status.is_some()
-            && let Some(s) = build_error::extract_summary(body, &c.subject)
-        {
-            c.kind = Kind::BuildSummary;
-            c.build_summary = Some(Box::new(s));
-            return c;
-        }
-        if (robotish || !mail.is_reply())
-            && let Some(r) = report::extract(&own_text, &c.subject)
-        {
-            c.kind = match (r.template, r.headline.as_ref().and_then(|h| h.direction)) {
-                (Template::Functional, _) => Kind::Functional,
-                (Template::Perf, Some(crate::model::Direction::Improvement)) => Kind::PerfImprovement,
-                (Template::Perf, _) => Kind::PerfRegression,
-            };
-            check_report(&r, &mut c.problems);
-            c.own_report = Some(Box::new(r));
-            return c;
-        }
-        if sender == Sender::Robot {
-            // The robot's generated patches ("... can be static", "fix
-            // semicolon.cocci warnings") quote the build report they fix.
-            if let Some(f) = fix::extract(&mail.subject, &own_text, true, &[]) {
-                c.kind = Kind::FixPosted;
-                c.fix = Some(f);
-                return c;
-            }
-        }
-        if sender == Sender::Robot
-            && (!mail.is_reply() || build_error::has_template(&own_text))
-            && let Some(b) = build_error::extract(body, &c.subject, &mail.subject)
-        {
-            c.kind = Kind::Build;
-            c.build = Some(Box::new(b));
-            return c;
-        }
-        if sender == Sender::Robot && !mail.is_reply() {
-            // A report whose prose has no template sentence ("We reported
-            // ... and report again FYI") still has the robot's subject.
-            if let Some(r) = report::extract_by_subject(&own_text, &c.subject) {
-                c.kind = if r.template == Template::Functional { Kind::Functional } else { Kind::PerfRegression };
-                if let Some(d) = r.headline.as_ref().and_then(|h| h.direction)
-                    && d == crate::model::Direction::Improvement
-                {
-                    c.kind = Kind::PerfImprovement;
-                }
-                check_report(&r, &mut c.problems);
-                c.problems.push("report: no template sentence; read by the subject".into());
-                c.own_report = Some(Box::new(r));
-                return c;
-            }
-        }
+    if (robotish || sender == Sender::LkpTeam) && from_the_robot(mail, body, &own_text, &mut c) {
+        return c;
     }
 
     c.report = quoted_report(body, &c.subject).map(Box::new);
@@ -377,116 +310,232 @@ fn classify_kind(mail: &Mail, cfg: &ClassifyConfig) -> Classified {
     // A developer who tried and could not reproduce the problem: the
     // reply stays what it is, and the case's event notes it.
     c.cannot_reproduce = sender == Sender::Human && outcome::says_it_cannot_reproduce(own_clean);
-    let tables = table::find_tables(own_clean);
+    if lkp_result(mail, cfg, own_clean, &mut c) {
+        return c;
+    }
+    from_a_person(mail, cfg, body, &own_text, &mut c);
+    c
+}
+
+/// A person's mail that does not mention the robot: unrelated list
+/// traffic (the common case) or a command, decided without running the
+/// extractors. Whether it was.
+fn plain_human_mail(mail: &Mail, cfg: &ClassifyConfig, c: &mut Classified) -> bool {
+    // One lower-cased copy serves every needle of both checks.
+    let lower = mail.body.as_bytes().to_ascii_lowercase();
+    if mentions_robot(mail, &lower, cfg) {
+        return false;
+    }
+    // Nothing else is computed for it: no subject facts, no re-breaking.
+    if commands::may_contain_lower(&lower) {
+        let own = quote::unquoted(&mail.body);
+        c.commands = commands::parse_unquoted(&own);
+        c.own_text = Some(own);
+    }
+    if !c.commands.is_empty() {
+        c.kind = Kind::Command;
+    }
+    true
+}
+
+/// Mail from the robot or the LKP team: a report, a build summary, a
+/// build error, the robot's own fix patch. Whether it was one.
+fn from_the_robot(mail: &Mail, body: &str, own_text: &str, c: &mut Classified) -> bool {
+    let sender = c.sender;
+    let robotish = matches!(sender, Sender::Robot | Sender::Unknown);
+    if sender == Sender::Robot
+        && c.subject.build_status.is_some()
+        && let Some(s) = build_error::extract_summary(body, &c.subject)
+    {
+        c.kind = Kind::BuildSummary;
+        c.build_summary = Some(Box::new(s));
+        return true;
+    }
+    if (robotish || !mail.is_reply())
+        && let Some(r) = report::extract(own_text, &c.subject)
+    {
+        c.kind = match (r.template, r.headline.as_ref().and_then(|h| h.direction)) {
+            (Template::Functional, _) => Kind::Functional,
+            (Template::Perf, Some(crate::model::Direction::Improvement)) => Kind::PerfImprovement,
+            (Template::Perf, _) => Kind::PerfRegression,
+        };
+        check_report(&r, &mut c.problems);
+        c.own_report = Some(Box::new(r));
+        return true;
+    }
+    if sender == Sender::Robot {
+        // The robot's generated patches ("... can be static", "fix
+        // semicolon.cocci warnings") quote the build report they fix.
+        if let Some(f) = fix::extract(&mail.subject, own_text, true, &[]) {
+            c.kind = Kind::FixPosted;
+            c.fix = Some(f);
+            return true;
+        }
+    }
+    if sender == Sender::Robot
+        && (!mail.is_reply() || build_error::has_template(own_text))
+        && let Some(b) = build_error::extract(body, &c.subject, &mail.subject)
+    {
+        c.kind = Kind::Build;
+        c.build = Some(Box::new(b));
+        return true;
+    }
+    if sender == Sender::Robot && !mail.is_reply() {
+        // A report whose prose has no template sentence ("We reported
+        // ... and report again FYI") still has the robot's subject.
+        if let Some(r) = report::extract_by_subject(own_text, &c.subject) {
+            c.kind = if r.template == Template::Functional { Kind::Functional } else { Kind::PerfRegression };
+            if let Some(d) = r.headline.as_ref().and_then(|h| h.direction)
+                && d == crate::model::Direction::Improvement
+            {
+                c.kind = Kind::PerfImprovement;
+            }
+            check_report(&r, &mut c.problems);
+            c.problems.push("report: no template sentence; read by the subject".into());
+            c.own_report = Some(Box::new(r));
+            return true;
+        }
+    }
+    false
+}
+
+/// A rerun's result from the robot's people (tables, a Tested-by, a
+/// rerun said in words). Whether it was one.
+fn lkp_result(mail: &Mail, cfg: &ClassifyConfig, own_clean: &str, c: &mut Classified) -> bool {
+    let sender = c.sender;
     let lkp_like = matches!(sender, Sender::Robot | Sender::LkpTeam | Sender::Unknown)
         || cfg.in_lkp_domain(mail)
         || c.subject.tags.iter().any(|t| t.eq_ignore_ascii_case("LKP"))
         || mail.subject.starts_with("[LKP]");
-    if lkp_like {
-        let ctx = c.report.as_deref().map(retest_context).unwrap_or_default();
-        let retests = retest::extract(own_clean, &tables, &ctx);
-        let tested_by = own_clean.lines().any(|l| {
-            let l = l.trim_start().to_ascii_lowercase();
-            l.starts_with("tested-by:") && (l.contains("test robot") || l.contains("lkp@intel.com"))
-        });
-        let wide_table = tables.iter().any(|t| t.columns.len() >= 3);
-        // What the reply says in words, outside its tables: LKP often
-        // answers a retest in prose alone ("the issue still exists on
-        // next-20250321", "confirmed the issue gone").
-        let prose = retest::prose_only(own_clean, &tables);
-        let prose_verdict = retest::prose_verdict(&prose);
-        let reran = !tables.is_empty() && retest::says_it_reran(&prose);
-        // An LKP engineer's words alone: what a run found, read sentence
-        // by sentence. Not for the whole domain: other engineers there
-        // write the same words about their own tests.
-        let lkp_words = matches!(sender, Sender::Robot | Sender::LkpTeam | Sender::Unknown)
-            && mail.is_reply()
-            && outcome::is_a_result(&prose, &mail.attachments);
-        if !retests.is_empty()
-            || wide_table
-            || tested_by
-            || reran
-            || lkp_words
-            || (sender == Sender::Robot && mail.is_reply())
-        {
-            c.prose_verdict = prose_verdict;
-            for r in &retests {
-                if r.prose_disagrees {
-                    c.problems.push(format!(
-                        "retest: numbers say {} but the prose says {}",
-                        r.verdict.map_or("nothing", |v| v.as_str()),
-                        r.prose_verdict.map_or("nothing", |v| v.as_str())
-                    ));
-                }
-                if r.metric_source != retest::MetricSource::Headline {
-                    c.problems.push(format!(
-                        "retest: table lacks the headline metric; judged by {} ({:?})",
-                        r.metric, r.metric_source
-                    ));
-                }
-            }
-            let judged = outcome::judge(&outcome::Evidence {
-                prose: &prose,
-                tables: &tables,
-                retests: &retests,
-                prose_verdict,
-                report: c.report.as_deref(),
-                ctx: &ctx,
-                attachments: &mail.attachments,
-            });
-            c.problems.extend(judged.problems);
-            c.problems.dedup();
-            // "The issue still exists" judges no fix when nothing was
-            // applied: the outcome says what it found. A fix judged in
-            // words states the verdict the prose gives.
-            match &judged.outcome {
-                Outcome::FixJudged { verdict, .. } if judged.by_prose => c.prose_verdict = Some(*verdict),
-                Outcome::FixJudged { .. } | Outcome::ResultUnknown { .. } => {}
-                _ => c.prose_verdict = None,
-            }
-            c.kind = Kind::RetestResult;
-            c.retests = retests;
-            c.retests.extend(judged.retests);
-            c.outcome = Some(judged.outcome);
-            return c;
+    if !lkp_like {
+        return false;
+    }
+    let tables = table::find_tables(own_clean);
+    let ctx = c.report.as_deref().map(retest_context).unwrap_or_default();
+    let retests = retest::extract(own_clean, &tables, &ctx);
+    // What the reply says in words, outside its tables: LKP often
+    // answers a retest in prose alone ("the issue still exists on
+    // next-20250321", "confirmed the issue gone").
+    let prose = retest::prose_only(own_clean, &tables);
+    if !reads_as_a_result(mail, sender, own_clean, &tables, &retests, &prose) {
+        return false;
+    }
+    let prose_verdict = retest::prose_verdict(&prose);
+    c.prose_verdict = prose_verdict;
+    c.problems.extend(retest_problems(&retests));
+    let judged = outcome::judge(&outcome::Evidence {
+        prose: &prose,
+        tables: &tables,
+        retests: &retests,
+        prose_verdict,
+        report: c.report.as_deref(),
+        ctx: &ctx,
+        attachments: &mail.attachments,
+    });
+    c.problems.extend(judged.problems);
+    c.problems.dedup();
+    // "The issue still exists" judges no fix when nothing was
+    // applied: the outcome says what it found. A fix judged in
+    // words states the verdict the prose gives.
+    match &judged.outcome {
+        Outcome::FixJudged { verdict, .. } if judged.by_prose => c.prose_verdict = Some(*verdict),
+        Outcome::FixJudged { .. } | Outcome::ResultUnknown { .. } => {}
+        _ => c.prose_verdict = None,
+    }
+    c.kind = Kind::RetestResult;
+    c.retests = retests;
+    c.retests.extend(judged.retests);
+    c.outcome = Some(judged.outcome);
+    true
+}
+
+/// Whether an LKP-like mail reports a run: retest tables, a wide table,
+/// the robot's Tested-by, a rerun said beside a table, an LKP engineer's
+/// words of what a run found, or any reply of the robot's.
+fn reads_as_a_result(
+    mail: &Mail,
+    sender: Sender,
+    own_clean: &str,
+    tables: &[table::Table],
+    retests: &[retest::Retest],
+    prose: &str,
+) -> bool {
+    let tested_by = own_clean.lines().any(|l| {
+        let l = l.trim_start().to_ascii_lowercase();
+        l.starts_with("tested-by:") && (l.contains("test robot") || l.contains("lkp@intel.com"))
+    });
+    let wide_table = tables.iter().any(|t| t.columns.len() >= 3);
+    let reran = !tables.is_empty() && retest::says_it_reran(prose);
+    // An LKP engineer's words alone: what a run found, read sentence
+    // by sentence. Not for the whole domain: other engineers there
+    // write the same words about their own tests.
+    let lkp_words = matches!(sender, Sender::Robot | Sender::LkpTeam | Sender::Unknown)
+        && mail.is_reply()
+        && outcome::is_a_result(prose, &mail.attachments);
+    !retests.is_empty() || wide_table || tested_by || reran || lkp_words || (sender == Sender::Robot && mail.is_reply())
+}
+
+/// What is doubtful in a result's tables: numbers and prose that
+/// disagree, a table judged by another metric than the headline.
+fn retest_problems(retests: &[retest::Retest]) -> Vec<String> {
+    let mut problems = Vec::new();
+    for r in retests {
+        if r.prose_disagrees {
+            problems.push(format!(
+                "retest: numbers say {} but the prose says {}",
+                r.verdict.map_or("nothing", |v| v.as_str()),
+                r.prose_verdict.map_or("nothing", |v| v.as_str())
+            ));
+        }
+        if r.metric_source != retest::MetricSource::Headline {
+            problems.push(format!(
+                "retest: table lacks the headline metric; judged by {} ({:?})",
+                r.metric, r.metric_source
+            ));
         }
     }
+    problems
+}
 
+/// A person's mail about the robot's reports: a command, a fix posted,
+/// a request to test, or discussion in a report's thread.
+fn from_a_person(mail: &Mail, cfg: &ClassifyConfig, body: &str, own_text: &str, c: &mut Classified) {
+    let sender = c.sender;
     if mail.auto_submitted.is_some() {
         c.problems.push("auto-submitted: not a human message".into());
-        return c;
+        return;
     }
     let people = people(mail, cfg);
-    if let Some(cmds) = some(commands::parse_unquoted(&own_text)) {
+    if let Some(cmds) = some(commands::parse_unquoted(own_text)) {
         c.kind = Kind::Command;
         c.commands = cmds;
-        c.test_request = request::extract(&own_text, &mail.attachments, &people);
-        return c;
+        c.test_request = request::extract(own_text, &mail.attachments, &people);
+        return;
     }
     let lkp: Vec<String> = cfg.robot_addresses.iter().chain(&cfg.lkp_team).cloned().collect();
-    if let Some(f) = fix::extract(&mail.subject, &own_text, false, &lkp) {
+    if let Some(f) = fix::extract(&mail.subject, own_text, false, &lkp) {
         c.kind = Kind::FixPosted;
         c.fix = Some(f);
-        return c;
+        return;
     }
     // The robot's people answer requests; they do not make them.
     if mail.is_reply()
         && matches!(sender, Sender::Human | Sender::Unknown)
-        && let Some(r) = request::extract(&own_text, &mail.attachments, &people)
+        && let Some(r) = request::extract(own_text, &mail.attachments, &people)
     {
         c.kind = Kind::TestRequest;
         c.test_request = Some(r);
-        return c;
+        return;
     }
     // A fix sent inline in a reply, with its subject, commit message and
     // the report's tags: posted, though not as a mail of its own.
     if mail.is_reply()
         && sender == Sender::Human
-        && let Some(f) = fix::extract_inline(&own_text, &lkp)
+        && let Some(f) = fix::extract_inline(own_text, &lkp)
     {
         c.kind = Kind::FixPosted;
         c.fix = Some(f);
-        return c;
+        return;
     }
     // An LKP engineer answering in a report's thread is discussing it,
     // whatever the reply quotes: the thread's ids say so.
@@ -495,7 +544,6 @@ fn classify_kind(mail: &Mail, cfg: &ClassifyConfig) -> Classified {
     if c.report.is_some() || (mail.is_reply() && (is_robot_thread(mail, &c.subject, body) || lkp_in_report_thread)) {
         c.kind = Kind::Discussion;
     }
-    c
 }
 
 /// Who a mail may be speaking to, for reading its requests: the robot's
