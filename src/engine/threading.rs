@@ -398,11 +398,24 @@ impl<'a, 't> Threader<'a, 't> {
                 }
             }
         }
-        // Lifecycle mail waits for what it names, however long.
-        let settled =
-            threads_by_references_only(inc.kind()) && !inc.has_lifecycle() && now.is_empty() && unsettled.is_empty();
+        // Threaded by references to ancestors that are all settled (so in
+        // no case): nothing its references say can change.
+        let by_references = threads_by_references_only(inc.kind()) && unsettled.is_empty();
+        let settled = by_references && now.is_empty() && !inc.has_lifecycle();
         if settled {
             if self.tx.settle(id).await? {
+                changed.push(keys::dep_message(id));
+            }
+        } else if by_references && inc.has_lifecycle() {
+            // Lifecycle mail waits for what it names, however long, with
+            // its bytes; what its replies see of it (its cases by
+            // reference: none; lifecycle memberships never count) cannot
+            // change, whatever cases it moves, so for them it is settled
+            // and they need not wait.
+            let mut deps = lifecycle_deps.to_vec();
+            deps.sort();
+            deps.dedup();
+            if self.tx.settle_waiting(id, &deps).await? {
                 changed.push(keys::dep_message(id));
             }
         } else {

@@ -233,6 +233,20 @@ impl Tx<'_> {
         Ok(true)
     }
 
+    /// Marks `id` settled for the messages that refer to it (what they
+    /// see of it cannot change) while it keeps its bytes and waits on
+    /// `keys` itself: lifecycle mail waiting for what it names. Whether
+    /// it was not marked yet.
+    pub async fn settle_waiting(&mut self, id: &MessageId, keys: &[String]) -> Result<bool, StoreError> {
+        let r = sqlx::query("UPDATE messages SET settled = 1 WHERE message_id = $1 AND settled = 0")
+            .bind(id.as_str())
+            .execute(&mut *self.tx)
+            .await
+            .map_err(err("settle a message"))?;
+        self.set_deps(id, keys).await?;
+        Ok(r.rows_affected() > 0)
+    }
+
     /// Which of `ids` their archive removed (never to be stored again).
     pub async fn removed(&mut self, ids: &[&str]) -> Result<HashSet<MessageId>, StoreError> {
         let any = sqlx::query("SELECT 1 FROM removed_messages LIMIT 1")
