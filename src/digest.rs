@@ -17,7 +17,9 @@ use serde::Serialize;
 
 use crate::case::attention::{Rank, Standing, standing};
 use crate::case::significance::{self, Significance};
-use crate::case::{CaseKind, CaseRecord, CaseState, Event, EventKind, SubscriptionFilter, replay, stale_times};
+use crate::case::{
+    CaseFacts, CaseKind, CaseRecord, CaseState, Event, EventKind, Replayed, SubscriptionFilter, replay, stale_times,
+};
 use crate::model::rfc3339;
 use crate::text::cut;
 
@@ -340,28 +342,8 @@ pub fn model(
     archive_url: &str,
     filter: Option<(&SubscriptionFilter, &str)>,
 ) -> Model {
-    let mut m = Model {
-        week: week.clone(),
-        open: Vec::new(),
-        new: Vec::new(),
-        waiting_retest: Vec::new(),
-        verdicts: Vec::new(),
-        fixes_posted: Vec::new(),
-        resolved: Vec::new(),
-        stale: Vec::new(),
-        improvements: Vec::new(),
-        by_tree: Vec::new(),
-        functional_open: 0,
-        build_open: 0,
-        movement: Movement::default(),
-        attention: Vec::new(),
-        closed: Vec::new(),
-        went_stale: Vec::new(),
-        stale_before: 0,
-        stale_days,
-    };
+    let mut m = Model::empty(week, stale_days);
     let mut ranked: Vec<(Rank, Line)> = Vec::new();
-    let in_week = |t: i64| t >= week.start && t < week.end;
     let mut trees: std::collections::BTreeMap<String, TreeCount> = std::collections::BTreeMap::new();
     for c in cases {
         let f = &c.view.facts;
@@ -370,83 +352,11 @@ pub fn model(
         }
         let events = events_by(c, week.end, stale_days);
         let end = replay(f.kind, &events).0;
-        let state = end.state;
-        let mut l = line(c, state, week, archive_url);
-        match f.kind {
-            CaseKind::PerfImprovement => {
-                if in_week(f.opened_at) {
-                    m.improvements.push(l);
-                }
-                continue;
-            }
-            CaseKind::Functional | CaseKind::Build => {
-                let functional = f.kind == CaseKind::Functional;
-                if state.is_open() {
-                    *(if functional { &mut m.functional_open } else { &mut m.build_open }) += 1;
-                }
-                if in_week(f.opened_at) {
-                    let tree =
-                        l.tree.clone().filter(|t| !t.is_empty()).unwrap_or_else(|| "(patches on the list)".into());
-                    let t = trees.entry(tree.clone()).or_insert_with(|| TreeCount { tree, ..TreeCount::default() });
-                    *(if functional { &mut t.functional } else { &mut t.build }) += 1;
-                }
-                continue;
-            }
-            CaseKind::PerfRegression => {}
-        }
-        l.tags = tags(c, state, &events, week);
-        let now = standing(state, end.verdict);
-        let before = if f.opened_at >= week.start {
-            None
+        let l = line(c, end.state, week, archive_url);
+        if f.kind == CaseKind::PerfRegression {
+            perf_regression(&mut m, &mut ranked, c, &events, &end, l);
         } else {
-            let start = replay(f.kind, &events_by(c, week.start, stale_days)).0;
-            Some(standing(start.state, start.verdict))
-        };
-        match now {
-            Standing::Stale => {
-                m.movement.stale += 1;
-                let since = events.iter().filter(|e| e.kind == EventKind::Stale).map(|e| e.at).max();
-                if since.is_some_and(in_week) {
-                    m.went_stale.push(l.clone());
-                } else {
-                    m.stale_before += 1;
-                }
-            }
-            s if s.is_open() => {
-                m.movement.still_open += 1;
-                ranked.push((Rank::of(state, end.verdict, f), l.clone()));
-            }
-            s if before.is_none_or(|b| b.is_open()) => {
-                m.closed.push(l.clone());
-                match s {
-                    Standing::Fixed => m.movement.fixed += 1,
-                    Standing::Reverted => m.movement.reverted += 1,
-                    _ => {}
-                }
-            }
-            _ => {}
-        }
-        if in_week(f.opened_at) {
-            m.movement.new += 1;
-            m.new.push(l.clone());
-        }
-        m.verdicts.extend(verdicts(&l, &events, week));
-        match state {
-            CaseState::Resolved if events.iter().any(|e| e.kind == EventKind::Resolved && in_week(e.at)) => {
-                m.resolved.push(l.clone())
-            }
-            CaseState::RetestRequested => {
-                let since = events.iter().filter(|e| e.kind == EventKind::RetestRequested).map(|e| e.at).max();
-                let mut w = l.clone();
-                w.note = since.map(|s| format!("waiting {}d", (week.end - s) / DAY));
-                m.waiting_retest.push(w);
-            }
-            CaseState::FixPosted => m.fixes_posted.push(l.clone()),
-            CaseState::Stale => m.stale.push(l.clone()),
-            _ => {}
-        }
-        if state.is_open() && state != CaseState::Stale {
-            m.open.push(l);
+            counted_apart(&mut m, &mut trees, f, end.state, l);
         }
     }
     sort_sections(&mut m);
@@ -454,6 +364,129 @@ pub fn model(
     m.attention = ranked.into_iter().map(|(_, l)| l).collect();
     m.by_tree = trees.into_values().collect();
     m
+}
+
+impl Model {
+    /// A digest of `week` with nothing in it yet.
+    fn empty(week: &Week, stale_days: i64) -> Model {
+        Model {
+            week: week.clone(),
+            open: Vec::new(),
+            new: Vec::new(),
+            waiting_retest: Vec::new(),
+            verdicts: Vec::new(),
+            fixes_posted: Vec::new(),
+            resolved: Vec::new(),
+            stale: Vec::new(),
+            improvements: Vec::new(),
+            by_tree: Vec::new(),
+            functional_open: 0,
+            build_open: 0,
+            movement: Movement::default(),
+            attention: Vec::new(),
+            closed: Vec::new(),
+            went_stale: Vec::new(),
+            stale_before: 0,
+            stale_days,
+        }
+    }
+}
+
+/// Improvements (listed when new) and functional and build cases
+/// (counted, open and new by tree): not ranked one by one.
+fn counted_apart(
+    m: &mut Model,
+    trees: &mut std::collections::BTreeMap<String, TreeCount>,
+    f: &CaseFacts,
+    state: CaseState,
+    l: Line,
+) {
+    let in_week = |t: i64| t >= m.week.start && t < m.week.end;
+    if f.kind == CaseKind::PerfImprovement {
+        if in_week(f.opened_at) {
+            m.improvements.push(l);
+        }
+        return;
+    }
+    let functional = f.kind == CaseKind::Functional;
+    let new = in_week(f.opened_at);
+    if state.is_open() {
+        *(if functional { &mut m.functional_open } else { &mut m.build_open }) += 1;
+    }
+    if new {
+        let tree = l.tree.clone().filter(|t| !t.is_empty()).unwrap_or_else(|| "(patches on the list)".into());
+        let t = trees.entry(tree.clone()).or_insert_with(|| TreeCount { tree, ..TreeCount::default() });
+        *(if functional { &mut t.functional } else { &mut t.build }) += 1;
+    }
+}
+
+/// A perf regression: where it stands against the week's start (the
+/// movement line, the attention list, what closed or went stale) and the
+/// sections it belongs in.
+fn perf_regression(
+    m: &mut Model,
+    ranked: &mut Vec<(Rank, Line)>,
+    c: &CaseRecord,
+    events: &[Event],
+    end: &Replayed,
+    mut l: Line,
+) {
+    let (week, f, state) = (m.week.clone(), &c.view.facts, end.state);
+    let in_week = |t: i64| t >= week.start && t < week.end;
+    l.tags = tags(c, state, events, &week);
+    let now = standing(state, end.verdict);
+    let before = if f.opened_at >= week.start {
+        None
+    } else {
+        let start = replay(f.kind, &events_by(c, week.start, m.stale_days)).0;
+        Some(standing(start.state, start.verdict))
+    };
+    match now {
+        Standing::Stale => {
+            m.movement.stale += 1;
+            let since = events.iter().filter(|e| e.kind == EventKind::Stale).map(|e| e.at).max();
+            if since.is_some_and(in_week) {
+                m.went_stale.push(l.clone());
+            } else {
+                m.stale_before += 1;
+            }
+        }
+        s if s.is_open() => {
+            m.movement.still_open += 1;
+            ranked.push((Rank::of(state, end.verdict, f), l.clone()));
+        }
+        s if before.is_none_or(|b| b.is_open()) => {
+            m.closed.push(l.clone());
+            match s {
+                Standing::Fixed => m.movement.fixed += 1,
+                Standing::Reverted => m.movement.reverted += 1,
+                _ => {}
+            }
+        }
+        _ => {}
+    }
+    if in_week(f.opened_at) {
+        m.movement.new += 1;
+        m.new.push(l.clone());
+    }
+    m.verdicts.extend(verdicts(&l, events, &week));
+    match state {
+        CaseState::Resolved if events.iter().any(|e| e.kind == EventKind::Resolved && in_week(e.at)) => {
+            m.resolved.push(l.clone())
+        }
+        CaseState::RetestRequested => {
+            let since = events.iter().filter(|e| e.kind == EventKind::RetestRequested).map(|e| e.at).max();
+            let mut w = l.clone();
+            w.note = since.map(|s| format!("waiting {}d", (week.end - s) / DAY));
+            m.waiting_retest.push(w);
+        }
+        CaseState::FixPosted => m.fixes_posted.push(l.clone()),
+        CaseState::Stale => m.stale.push(l.clone()),
+        _ => {}
+    }
+    if state.is_open() && state != CaseState::Stale {
+        m.open.push(l);
+    }
 }
 
 /// A case as it stood at `t`: its events before then, and the stale
