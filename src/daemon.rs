@@ -632,10 +632,7 @@ async fn source_session(
                 Ok(it)
             });
             let errors = engine.drain(open, &spec.name, None).await?;
-            pass_errors(&spec.name, &errors)?;
-            tracing::info!(source = %spec.name, seconds = started.elapsed().as_secs_f64(), "synced");
-            *good = true;
-            engine.synced(&spec.name).await;
+            local_pass_done(spec, engine, started, &errors, good).await?;
             if once {
                 return Ok(());
             }
@@ -669,16 +666,30 @@ async fn source_session(
                 Ok(Box::new(read) as Envelopes)
             });
             let errors = engine.drain(open, &spec.name, total).await?;
-            pass_errors(&spec.name, &errors)?;
-            tracing::info!(source = %spec.name, seconds = started.elapsed().as_secs_f64(), "synced");
-            *good = true;
-            engine.synced(&spec.name).await;
+            local_pass_done(spec, engine, started, &errors, good).await?;
             if once {
                 return Ok(());
             }
             tokio::time::sleep(spec.poll).await;
         },
     }
+}
+
+/// Ends a pass over a local source (Maildir, mbox, public-inbox): its
+/// errors judged, the pass logged, the session marked good and the
+/// engine told, so the first pass is swept at once.
+async fn local_pass_done(
+    spec: &SourceSpec,
+    engine: &EngineHandle,
+    started: Instant,
+    errors: &[SourceError],
+    good: &mut bool,
+) -> Result<(), String> {
+    pass_errors(&spec.name, errors)?;
+    tracing::info!(source = %spec.name, seconds = started.elapsed().as_secs_f64(), "synced");
+    *good = true;
+    engine.synced(&spec.name).await;
+    Ok(())
 }
 
 /// What could not be read in a pass over a local source: a message is
