@@ -249,8 +249,9 @@ pub fn case_timeline(c: &CaseRecord, now: i64, archive_url: &str) -> String {
 
 /// Where a lifecycle event happened, in words: `cgroup/for-6.15, commit
 /// 0123456789ab, tag v6.9-rc3, by tj@kernel.org`.
-fn lifecycle_place(e: &Event) -> Option<String> {
-    let commit = e.tree_commit.as_ref().or(e.fix_commit.as_ref()).filter(|_| e.kind.is_lifecycle());
+/// A `[[trees]]` commit's events name their commit whatever their kind.
+pub fn lifecycle_place(e: &Event) -> Option<String> {
+    let commit = e.tree_commit.as_ref().or(e.fix_commit.as_ref().filter(|_| e.kind.is_lifecycle()));
     let parts: Vec<String> = [
         e.tree.clone(),
         commit.map(|c| format!("commit {}", c.get(..12).unwrap_or(c))),
