@@ -261,6 +261,9 @@ fn facts(c: &CaseRecord, now: i64, archive: &str) -> Vec<Fact> {
     if let Some(m) = report.and_then(|r| r["test_machine"].as_str()) {
         out.push(Fact::text("test machine", m));
     }
+    if let Some(s) = view::still_on_text(c) {
+        out.push(Fact::text("still seen", s));
+    }
     match (&f.metric, f.change_pct) {
         (Some(m), Some(p)) => out.push(Fact {
             note: significance::of_case(f).map(|s| format!("{}: {}", s.as_str(), noise(f))),
