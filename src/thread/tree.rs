@@ -4,8 +4,8 @@
 //! A commit is tied to cases only through what it names, never guessed:
 //!
 //! - a `Closes:` or `Link:` trailer naming a tracked report (any archive
-//!   URL `classify::fix::lore_message_id` reads: lore.kernel.org/r/,
-//!   lore.kernel.org/<list>/, lkml.kernel.org/r/, patch.msgid.link/) is
+//!   URL `classify::fix::lore_message_id` reads: `lore.kernel.org/r/`,
+//!   `lore.kernel.org/<list>/`, `lkml.kernel.org/r/`, `patch.msgid.link/`) is
 //!   the fix merged into the tree; a link to any other message (a patch,
 //!   a discussion) moves nothing by itself;
 //! - a commit titled as a fix patch posted in a case (its `t:` title key)
@@ -13,7 +13,7 @@
 //! - a commit titled as the patch a report on a patch under review was
 //!   on (a case with no tree), by that patch's author when the report
 //!   says who that is, is the reported patch merged as that commit;
-//! - `Revert "<culprit subject>"` or "This reverts commit <culprit>" is
+//! - `Revert "<culprit subject>"` or `This reverts commit <culprit>` is
 //!   the culprit reverted.
 //!
 //! A fix merged into a tree that `resolves` also resolves the case. Every
