@@ -28,6 +28,7 @@ mod authenticating;
 mod pipeline;
 pub mod progress;
 mod threading;
+mod trees;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -45,6 +46,7 @@ use crate::thread::keys;
 pub use acting::DigestPlan;
 use pipeline::{Chunk, Item};
 pub use pipeline::{Envelopes, Opener, Progress, prepare};
+pub use trees::{TreePass, TreeSpec};
 
 /// At most this many messages per transaction.
 pub const BATCH_MESSAGES: usize = 1024;

@@ -367,14 +367,7 @@ impl<'a, 't> Threader<'a, 't> {
         fixes.dedup();
         if !fixes.is_empty() {
             c.deps.extend(fixes.iter().map(keys::dep_message));
-            let asked: Vec<&str> = fixes.iter().map(MessageId::as_str).collect();
-            let mut heads = self.tx.heads(&asked).await?;
-            let mut cases = self.tx.cases_of(&asked).await?;
-            for id in fixes {
-                let Some(h) = heads.remove(&id).filter(|h| h.kind == Kind::FixPosted.as_str()) else { continue };
-                let cases = cases.remove(&id).unwrap_or_default();
-                c.fixes.push(FixPatch { message_id: id, subject: h.subject, from: h.from, cases });
-            }
+            c.fixes = fix_patches(self.tx, fixes).await?;
             let mut ids: Vec<CaseId> = c.fixes.iter().flat_map(|f| f.cases.iter().copied()).collect();
             ids.sort();
             ids.dedup();
@@ -386,11 +379,7 @@ impl<'a, 't> Threader<'a, 't> {
             c.deps.extend(l.culprit_subjects.iter().map(|s| keys::dep_culprit(s)));
             c.deps
                 .extend(l.culprit_commits.iter().filter_map(|x| keys::commit_prefix(x)).map(|p| keys::dep_commit(&p)));
-            let refs: Vec<&str> = l.culprit_subjects.iter().map(String::as_str).collect();
-            c.by_culprit = self.tx.cases_by_commit_subject(&refs).await?;
-            if !l.culprit_commits.is_empty() {
-                c.by_culprit.extend(self.tx.cases_by_commit(&l.culprit_commits).await?);
-            }
+            c.by_culprit = culprit_cases(self.tx, &l.culprit_subjects, &l.culprit_commits).await?;
         }
         if let Some(p) = &l.patch {
             c.deps.push(keys::dep_patch(p));
@@ -560,6 +549,36 @@ impl<'a, 't> Threader<'a, 't> {
             (None, None) => None,
         })
     }
+}
+
+/// The fix patches among `ids` (stored messages classified as a fix
+/// posted), with their cases.
+pub(super) async fn fix_patches(tx: &mut Tx<'_>, ids: Vec<MessageId>) -> Result<Vec<FixPatch>, StoreError> {
+    let asked: Vec<&str> = ids.iter().map(MessageId::as_str).collect();
+    let mut heads = tx.heads(&asked).await?;
+    let mut cases = tx.cases_of(&asked).await?;
+    let mut out = Vec::new();
+    for id in ids {
+        let Some(h) = heads.remove(&id).filter(|h| h.kind == Kind::FixPosted.as_str()) else { continue };
+        let cases = cases.remove(&id).unwrap_or_default();
+        out.push(FixPatch { message_id: id, subject: h.subject, from: h.from, cases });
+    }
+    Ok(out)
+}
+
+/// Cases whose culprit has one of `subjects` or shares a prefix with one
+/// of `commits` (a revert's lookups).
+pub(super) async fn culprit_cases(
+    tx: &mut Tx<'_>,
+    subjects: &[String],
+    commits: &[String],
+) -> Result<Vec<CaseView>, StoreError> {
+    let refs: Vec<&str> = subjects.iter().map(String::as_str).collect();
+    let mut out = tx.cases_by_commit_subject(&refs).await?;
+    if !commits.is_empty() {
+        out.extend(tx.cases_by_commit(commits).await?);
+    }
+    Ok(out)
 }
 
 /// Marks stale the open cases and `also` without activity for

@@ -27,6 +27,7 @@ mod open;
 mod outbox;
 pub mod read;
 pub mod rows;
+mod trees;
 
 use std::path::{Path, PathBuf};
 
@@ -41,6 +42,7 @@ pub use keys::Head;
 pub use open::schema_version;
 pub use outbox::{Claim, Failure, MailState, NewMail, OutboxMail, RetestRequest, RunRecord};
 pub use read::Reader;
+pub use trees::TreeKeys;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

@@ -143,12 +143,14 @@ impl super::Tx<'_> {
     }
 }
 
-/// The report facts the read side shows ([`CaseRecord::report_facts`]):
+/// The report facts the read side shows ([`CaseRecord::report_facts`],
+/// `still_on` among them: the report's "[still regression on TREE SHA]"):
 /// a report's facts run to hundreds of kilobytes of tables, so SQLite
 /// picks these parts out and the rest is never parsed.
 const REPORT_FACTS: &str = "CASE WHEN r.facts IS NULL THEN NULL ELSE json_object(\
      'headline', json(json_extract(r.facts, '$.headline')), \
      'test_machine', json_extract(r.facts, '$.test_machine'), \
+     'still_on', json(json_extract(r.facts, '$.still_on')), \
      'table', json_object(\
          'columns', json(json_extract(r.facts, '$.table.columns')), \
          'fail_rows', json(json_extract(r.facts, '$.table.fail_rows')))) END";
