@@ -448,20 +448,20 @@ pub struct CommandLine {
 }
 
 static LKP: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?i)^#lkp(?:\s+(\S+))?(?:\s+(.*?))?\s*$").expect("static regex"));
+    LazyLock::new(|| crate::text::regex(r"(?i)^#lkp(?:\s+(\S+))?(?:\s+(.*?))?\s*$").expect("static regex"));
 /// "please retest" and "please test this patch", each alone on its line
 /// or after a short address ("Oliver, please retest"): see [`Please`].
 static PLEASE_RETEST: LazyLock<Please> =
-    LazyLock::new(|| Please(Regex::new(r"(?i)^please\s+re-?test\s*[.!]?\s*$").expect("static regex")));
+    LazyLock::new(|| Please(crate::text::regex(r"(?i)^please\s+re-?test\s*[.!]?\s*$").expect("static regex")));
 static PLEASE_TEST_PATCH: LazyLock<Please> = LazyLock::new(|| {
     Please(
-        Regex::new(r"(?i)^please\s+test\s+(?:this|the\s+(?:attached|following|below))\s+patch\b")
+        crate::text::regex(r"(?i)^please\s+test\s+(?:this|the\s+(?:attached|following|below))\s+patch\b")
             .expect("static regex"),
     )
 });
 /// What may address the bot before the comma: word characters, spaces,
 /// dots and dashes (at most [`ADDRESS_CHARS`] of them).
-static ADDRESS: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^[\w .-]+$").expect("static regex"));
+static ADDRESS: LazyLock<Regex> = LazyLock::new(|| crate::text::regex(r"^[\w .-]+$").expect("static regex"));
 const ADDRESS_CHARS: usize = 40;
 
 /// A pattern that matches at the start of a line, or after a short

@@ -1,9 +1,22 @@
 //! Text searching shared by the pure stages that read mail bodies
-//! (`classify`, `commands`): case-insensitive needles over bytes, the
-//! signature cut; cutting text to a width for what the bot shows; and
+//! (`classify`, `commands`): their patterns built with a bounded cache
+//! ([`regex`]), case-insensitive needles over bytes, the signature cut; cutting text to a width for what the bot shows; and
 //! [`clean`], which every edge that shows text taken from mail (the
 //! bot's mail, the web pages, the CLI's human output) applies. No domain
 //! knowledge lives here. Pure.
+
+/// The lazy DFA's cache of one pattern in one thread, at most: the
+/// regex crate's default is 2 MiB, and the classifier's hundred-odd
+/// patterns in three threads grew those caches to most of an import's
+/// memory. A pattern that outgrows it is searched more slowly (the cache
+/// is cleared, or another engine runs), never differently.
+const DFA_CACHE: usize = 256 << 10;
+
+/// `Regex::new` for the pure stages' patterns, with the smaller DFA cache
+/// ([`DFA_CACHE`]).
+pub fn regex(pattern: &str) -> Result<regex::Regex, regex::Error> {
+    regex::RegexBuilder::new(pattern).dfa_size_limit(DFA_CACHE).build()
+}
 
 /// ASCII case-insensitive substring search; `needle` must be lower-case.
 pub fn contains_ci(hay: &[u8], needle: &[u8]) -> bool {

@@ -71,7 +71,7 @@ enum List {
 }
 
 static OPENING: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
+    crate::text::regex(concat!(
         r"(?i)(test\s+r\w{2,5}\s+noticed\s+the\s+following\s+build\s+(errors|warnings)",
         r"|(?:Thank\s+you\s+for\s+the|I\s+love\s+your)\s+patch!\s+(Yet|Perhaps)\s+something\s+to\s+improve",
         r"|\[auto\s+build\s+test\s+(ERROR|WARNING)\s+on",
@@ -80,23 +80,25 @@ static OPENING: LazyLock<Regex> = LazyLock::new(|| {
     .expect("static regex")
 });
 static TREE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?m)^\s*tree:\s+(\S+)(?:[ \t]+(\S+))?").expect("static regex"));
-static HEAD: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?m)^\s*head:\s+([0-9a-f]{7,40})").expect("static regex"));
+    LazyLock::new(|| crate::text::regex(r"(?m)^\s*tree:\s+(\S+)(?:[ \t]+(\S+))?").expect("static regex"));
+static HEAD: LazyLock<Regex> =
+    LazyLock::new(|| crate::text::regex(r"(?m)^\s*head:\s+([0-9a-f]{7,40})").expect("static regex"));
 static BRANCH_COMMIT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?m)^\s*commit:\s+([0-9a-f]{7,40})(?:\s+(\[\d+/\d+\])?\s*(.*?))?\s*$").expect("static regex")
+    crate::text::regex(r"(?m)^\s*commit:\s+([0-9a-f]{7,40})(?:\s+(\[\d+/\d+\])?\s*(.*?))?\s*$").expect("static regex")
 });
 static TESTED_ON: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\[(?:auto|also)\s+build\s+test\s+(?:ERROR|WARNING)\s+on\s+([^\]]+)\]").expect("static regex")
+    crate::text::regex(r"(?i)\[(?:auto|also)\s+build\s+test\s+(?:ERROR|WARNING)\s+on\s+([^\]]+)\]")
+        .expect("static regex")
 });
 static SUMMARY_TREE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?m)^\s*tree/branch:\s+(\S+)(?:[ \t]+(\S+))?").expect("static regex"));
+    LazyLock::new(|| crate::text::regex(r"(?m)^\s*tree/branch:\s+(\S+)(?:[ \t]+(\S+))?").expect("static regex"));
 static SUMMARY_HEAD: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?m)^\s*branch\s+HEAD:\s+([0-9a-f]{7,40})(?:[ \t]+(.+?))?\s*$").expect("static regex")
+    crate::text::regex(r"(?m)^\s*branch\s+HEAD:\s+([0-9a-f]{7,40})(?:[ \t]+(.+?))?\s*$").expect("static regex")
 });
 static CONFIGS_TESTED: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?m)^\s*configs\s+tested:\s+(\d+)").expect("static regex"));
+    LazyLock::new(|| crate::text::regex(r"(?m)^\s*configs\s+tested:\s+(\d+)").expect("static regex"));
 static CONFIGS_SKIPPED: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?m)^\s*configs\s+skipped:\s+(\d+)").expect("static regex"));
+    LazyLock::new(|| crate::text::regex(r"(?m)^\s*configs\s+skipped:\s+(\d+)").expect("static regex"));
 
 /// True when `text` carries a build report template.
 pub fn has_template(text: &str) -> bool {

@@ -7,21 +7,23 @@ use std::sync::LazyLock;
 
 use serde::Serialize;
 
-pub(super) static URL: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?m)^\s*url:\s+(\S+)").expect("static regex"));
+pub(super) static URL: LazyLock<Regex> =
+    LazyLock::new(|| crate::text::regex(r"(?m)^\s*url:\s+(\S+)").expect("static regex"));
 static BASE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?m)^\s*base:\s+(\S+)(?:[ \t]+(\S+))?").expect("static regex"));
+    LazyLock::new(|| crate::text::regex(r"(?m)^\s*base:\s+(\S+)(?:[ \t]+(\S+))?").expect("static regex"));
 pub(super) static PATCH_LINK: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?m)^\s*patch\s+link:\s+(\S+)").expect("static regex"));
+    LazyLock::new(|| crate::text::regex(r"(?m)^\s*patch\s+link:\s+(\S+)").expect("static regex"));
 pub(super) static PATCH_SUBJECT: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?m)^\s*patch\s+subject:\s+(.+?)\s*$").expect("static regex"));
+    LazyLock::new(|| crate::text::regex(r"(?m)^\s*patch\s+subject:\s+(.+?)\s*$").expect("static regex"));
 pub(super) static CONFIG: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?m)^\s*config:\s+(\S+)").expect("static regex"));
+    LazyLock::new(|| crate::text::regex(r"(?m)^\s*config:\s+(\S+)").expect("static regex"));
 pub(super) static COMPILER: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?m)^\s*compiler:\s+(.+?)\s*$").expect("static regex"));
+    LazyLock::new(|| crate::text::regex(r"(?m)^\s*compiler:\s+(.+?)\s*$").expect("static regex"));
 static REPORTED_BY: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?m)^[\s|]*Reported-by:\s*(.+?)\s*$").expect("static regex"));
-static CLOSES: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?m)^[\s|]*Closes:\s*(\S+)").expect("static regex"));
-static LINK: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?m)^[\s|]*Link:\s*(\S+)").expect("static regex"));
+    LazyLock::new(|| crate::text::regex(r"(?m)^[\s|]*Reported-by:\s*(.+?)\s*$").expect("static regex"));
+static CLOSES: LazyLock<Regex> =
+    LazyLock::new(|| crate::text::regex(r"(?m)^[\s|]*Closes:\s*(\S+)").expect("static regex"));
+static LINK: LazyLock<Regex> = LazyLock::new(|| crate::text::regex(r"(?m)^[\s|]*Link:\s*(\S+)").expect("static regex"));
 
 /// The first capture group of `re` in `text`, trimmed, if not empty.
 pub(super) fn cap1(re: &Regex, text: &str) -> Option<String> {

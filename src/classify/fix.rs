@@ -37,14 +37,15 @@ pub struct FixPosted {
 }
 
 static PATCH_TAG: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?i)\[(?:[^\]]*\s)?PATCH(?:v\d+)?\b[^\]]*\]").expect("static regex"));
+    LazyLock::new(|| crate::text::regex(r"(?i)\[(?:[^\]]*\s)?PATCH(?:v\d+)?\b[^\]]*\]").expect("static regex"));
 static CLOSES: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?mi)^\s*(?:Closes|Link):\s*(\S+)").expect("static regex"));
+    LazyLock::new(|| crate::text::regex(r"(?mi)^\s*(?:Closes|Link):\s*(\S+)").expect("static regex"));
 static REPORTED_BY_ROBOT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?mi)^\s*Reported-by:\s*(?:k(?:ernel|build)\s+test\s+r\w+|.*<lkp@intel\.com>)").expect("static regex")
+    crate::text::regex(r"(?mi)^\s*Reported-by:\s*(?:k(?:ernel|build)\s+test\s+r\w+|.*<lkp@intel\.com>)")
+        .expect("static regex")
 });
 static FIXES: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"(?mi)^\s*Fixes:\s*([0-9a-f]{7,40})(?:\s*\(\s*"?(.*?)"?\s*\))?\s*$"#).expect("static regex")
+    crate::text::regex(r#"(?mi)^\s*Fixes:\s*([0-9a-f]{7,40})(?:\s*\(\s*"?(.*?)"?\s*\))?\s*$"#).expect("static regex")
 });
 
 /// The Message-ID inside a lore-style URL:
@@ -96,7 +97,7 @@ pub fn extract_inline(own: &str, lkp: &[String]) -> Option<FixPosted> {
 
 /// The start of a patch embedded in a reply.
 static EMBEDDED: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
+    crate::text::regex(
         r"(?m)^(?:Subject:[ \t]*(?P<subject>.+)$|commit [0-9a-f]{40}\b.*\n(?:Merge:.*\n)?Author:.*\n(?:Date:.*\n)?)",
     )
     .expect("static regex")
@@ -111,7 +112,7 @@ fn read_patch(
 ) -> Option<FixPosted> {
     // `Closes:`/`Link:`, and any other link to a report in the commit
     // message or changelog ("[1] https://lore...", "Link to report: ...").
-    static URL: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"https?://\S+").expect("static regex"));
+    static URL: LazyLock<Regex> = LazyLock::new(|| crate::text::regex(r"https?://\S+").expect("static regex"));
     let before_diff = own.find("\ndiff --git ").map_or(own, |i| &own[..i]);
     let mut closes: Vec<MessageId> = Vec::new();
     for m in CLOSES.captures_iter(own).filter_map(|c| c.get(1)).chain(URL.find_iter(before_diff)) {
@@ -153,11 +154,14 @@ fn read_patch(
 /// "\[oliver.sang@intel.com: reported an assertion in the previous version\]".
 fn names_the_robot(own: &str, lkp: &[String]) -> bool {
     static ROBOT: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?i)test[- ]robot|lkp@intel\.com|\b0-?day\b|kbuild-all|oe-kbuild|oe-lkp").expect("static regex")
+        crate::text::regex(r"(?i)test[- ]robot|lkp@intel\.com|\b0-?day\b|kbuild-all|oe-kbuild|oe-lkp")
+            .expect("static regex")
     });
     static ADDRESS_TAG: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?i)^\s*(?:cc|to|from|signed-off-by|acked-by|reviewed-by|tested-by|co-developed-by|suggested-by):")
-            .expect("static regex")
+        crate::text::regex(
+            r"(?i)^\s*(?:cc|to|from|signed-off-by|acked-by|reviewed-by|tested-by|co-developed-by|suggested-by):",
+        )
+        .expect("static regex")
     });
     let before_diff = own.find("\ndiff --git ").map_or(own, |i| &own[..i]);
     // "On ..., kernel test robot wrote:" answers the robot; it names no fix.
@@ -173,7 +177,7 @@ fn names_the_robot(own: &str, lkp: &[String]) -> bool {
 fn is_report_url(url: &str) -> bool {
     // The robot's Message-IDs: `202410141536.1167190b-oliver.sang@intel.com`.
     static MINTED: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"/\d{12}\.[0-9a-z]{8}-[\w.-]+(?:@|%40)intel\.com").expect("static regex"));
+        LazyLock::new(|| crate::text::regex(r"/\d{12}\.[0-9a-z]{8}-[\w.-]+(?:@|%40)intel\.com").expect("static regex"));
     let u = url.to_ascii_lowercase();
     u.contains("/oe-lkp/")
         || u.contains("/oe-kbuild-all/")

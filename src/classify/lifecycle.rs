@@ -164,7 +164,7 @@ fn collapse(s: &str) -> String {
 }
 
 fn re(pattern: &str) -> Regex {
-    Regex::new(pattern).expect("static regex")
+    crate::text::regex(pattern).expect("static regex")
 }
 
 /// `[GIT PULL]`, `[GIT PULL v2]`, `[PULL]`, `[GIT PULL REQUEST]`.

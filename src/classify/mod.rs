@@ -607,7 +607,7 @@ fn mentions_robot(mail: &Mail, lower_body: &[u8], cfg: &ClassifyConfig) -> bool 
 /// subject, even when a reply quotes nothing of the report.
 fn mentions_robot_subject(subject: &str) -> bool {
     static ROBOT_SUBJECT: LazyLock<regex::Regex> = LazyLock::new(|| {
-        regex::Regex::new(r"(?i)\[lkp|lkp-robot|build (?:success|regression)|\] +[0-9a-f]{7,12}: ")
+        crate::text::regex(r"(?i)\[lkp|lkp-robot|build (?:success|regression)|\] +[0-9a-f]{7,12}: ")
             .expect("static regex")
     });
     ROBOT_SUBJECT.is_match(subject)
@@ -630,7 +630,7 @@ fn is_robot_thread(mail: &Mail, subj: &SubjectFacts, body: &str) -> bool {
 /// a hash, the sender at intel.com).
 fn is_robot_report_id(id: &str) -> bool {
     static ID: LazyLock<regex::Regex> =
-        LazyLock::new(|| regex::Regex::new(r"^20\d{10}\.[0-9A-Za-z]{7,9}-[\w.]+@intel\.com$").expect("static regex"));
+        LazyLock::new(|| crate::text::regex(r"^20\d{10}\.[0-9A-Za-z]{7,9}-[\w.]+@intel\.com$").expect("static regex"));
     ID.is_match(id)
 }
 

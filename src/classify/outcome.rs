@@ -160,7 +160,7 @@ impl Reading {
 /// A run done, by whoever writes: "we tested", "I applied ... and",
 /// "we rebuilt", "we've updated the xfstests".
 static RAN: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
+    crate::text::regex(concat!(
         r"(?i)\b(?:we|i)(?:'ve|\s+have|\s+had)?\s+(?:also\s+|just\s+|then\s+|further\s+|already\s+|directly\s+|double\s+)*",
         r"(?:re-?tested|tested|re-?ran|rerun|re-run|ran|re-?built|rebuild|re-?compiled|applied|upgraded|updated|",
         r"confirmed|checked|reproduced|captured|finished|tried\s+(?:the|this|your|above|below|it|with|on|to\s+run|",
@@ -175,7 +175,7 @@ static RAN: LazyLock<Regex> = LazyLock::new(|| {
 
 /// What the reply says the problem did when run again.
 static REPRODUCES: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
+    crate::text::regex(concat!(
         r"(?i)\b(?:regression|issue|problem|bug|failure|warning|crash)s?\s+(?:still\s+)?(?:exists?|persists?|",
         r"reproduces|remains|is\s+(?:still\s+)?(?:there|real|reproducible|stable|reproduced|confirmed))|",
         r"\b(?:still|also)\s+(?:shows?|showed|see|saw|seen|observe[ds]?|gets?|got|reproduced?|have|has)\s+",
@@ -190,7 +190,7 @@ static REPRODUCES: LazyLock<Regex> = LazyLock::new(|| {
 
 /// The reply says the problem did not come back.
 static NOT_REPRODUCED: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
+    crate::text::regex(concat!(
         r"(?i)\b(?:can\s*not|cannot|can't|could\s*n[o']t|unable\s+to|fail(?:ed)?\s+to|not\s+be\s+able\s+to)\s+",
         r"(?:\w+\s+)?(?:reproduce|recreate)|\bnot\s+(?:be\s+)?reproduc\w+|\bno\s+(?:such\s+)?(?:regression|issue|",
         r"failure|warning|error)\b|\b(?:can\s+)?pass(?:es|ed)?\s+(?:on\s+this\s+commit\s+)?now\b|",
@@ -202,13 +202,13 @@ static NOT_REPRODUCED: LazyLock<Regex> = LazyLock::new(|| {
 
 /// "No difference", which judges a fix and clears a rerun.
 static NO_DIFFERENCE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\bno\s+(?:performance\s+|obvious\s+|significant\s+)?(?:diff|difference|change)\b")
+    crate::text::regex(r"(?i)\bno\s+(?:performance\s+|obvious\s+|significant\s+)?(?:diff|difference|change)\b")
         .expect("static regex")
 });
 
 /// A fix's verdict in words.
 static FIX_RECOVERED: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
+    crate::text::regex(concat!(
         r"(?i)\brecover(?:s|ed)?\s+(?:the|this)\s+(?:regression|regresion|performance)|",
         r"\b(?:performance|regression|issue|problem)\s+(?:is|was|has\s+been|are|were)\s+(?:\w+\s+)?(?:restored|recovered|resolved|resoloved|fixed|gone)|",
         r"\bfound\s+the\s+performance\s+(?:\w+\s+)?(?:restored|recovered)|\bentirely\s+resol|\bfully\s+recover|",
@@ -220,13 +220,13 @@ static FIX_RECOVERED: LazyLock<Regex> = LazyLock::new(|| {
     .expect("static regex")
 });
 static FIX_PARTLY: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
+    crate::text::regex(
         r"(?i)(partial(?:ly)?\s+(?:recover|fix|improve)|partly\s+(?:recover|fix)|recovers?\s+(?:part|some|half))",
     )
     .expect("static regex")
 });
 static FIX_NOT_RECOVERED: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
+    crate::text::regex(concat!(
         r"(?i)(?:did\s*n[o']t|does\s*n[o']t|cannot|can't|could\s*n[o']t|can\s+not|did\s+not|does\s+not)\s+",
         r"(?:fix|recover|help|resolve)|\b(?:has|have|had|with)\s+(?:\w+\s+)?(?:little|no)\s+(?:impact|effect|improvement)|",
         r"\bno\s+improvement|\bnot\s+(?:fixed|recovered)|\bregression\s+(?:increased|became\s+worse|got\s+worse)|",
@@ -237,7 +237,7 @@ static FIX_NOT_RECOVERED: LazyLock<Regex> = LazyLock::new(|| {
 
 /// The numbers are too noisy to tell.
 static UNSTEADY: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
+    crate::text::regex(concat!(
         r"(?i)\bnot\s+(?:be\s+)?able\s+to\s+get\s+stable|\bnot\s+stable\s+enough|stddev\s+is\s+too\s+big|",
         r"\btoo\s+(?:noisy|unstable)|\bno\s+value\s+from"
     ))
@@ -248,11 +248,11 @@ static UNSTEADY: LazyLock<Regex> = LazyLock::new(|| {
 /// "if you want us to": no run yet.
 fn is_an_offer(s: &str) -> bool {
     static MODAL: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?i)\b(?:we|i)\s*(?:will|'ll|would|'d|could|can|shall|may|might|plan\s+to|are\s+going\s+to|am\s+going\s+to)\b")
+        crate::text::regex(r"(?i)\b(?:we|i)\s*(?:will|'ll|would|'d|could|can|shall|may|might|plan\s+to|are\s+going\s+to|am\s+going\s+to)\b")
             .expect("static regex")
     });
     static CONDITION: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"(?i)^\W*(?:if|when|once|whether)\b|\bif\s+you\b").expect("static regex"));
+        LazyLock::new(|| crate::text::regex(r"(?i)^\W*(?:if|when|once|whether)\b|\bif\s+you\b").expect("static regex"));
     let negated = |m: regex::Match<'_>| {
         let after = s[m.end()..].trim_start();
         after.starts_with("'t") || after.starts_with("n't") || after.starts_with("not") || after.starts_with("no ")
@@ -262,7 +262,7 @@ fn is_an_offer(s: &str) -> bool {
 
 /// Compiles a list of static patterns.
 fn regexes<S: AsRef<str>>(patterns: impl IntoIterator<Item = S>) -> Vec<Regex> {
-    patterns.into_iter().map(|r| Regex::new(r.as_ref()).expect("static regex")).collect()
+    patterns.into_iter().map(|r| crate::text::regex(r.as_ref()).expect("static regex")).collect()
 }
 
 /// "I cannot reproduce it", "we couldn't reproduce this regression", "I
@@ -293,7 +293,7 @@ static CANNOT_REPRODUCE: LazyLock<Vec<Regex>> = LazyLock::new(|| {
 /// "I was able to reproduce it", "now I see the warnings": the writer
 /// did reproduce it after all.
 static DID_REPRODUCE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
+    crate::text::regex(concat!(
         r"(?i)\b(?:was|were|am|are)\s+able\s+to\s+(?:\w+\s+)?reproduc|\bmanaged\s+to\s+reproduc|",
         r"\b(?:i|we)\s+(?:\w+\s+){0,2}?reproduced\s+(?:it|this|that|the|them)\b|\bnow\s+i\s+(?:can\s+)?see\s+the\b|",
         r"\b(?:got|found|used)\s+(?:a|an)\s+\S+\s+(?:machine|box|system|server)\s+to\s+reproduce|",
@@ -307,7 +307,7 @@ static DID_REPRODUCE: LazyLock<Regex> = LazyLock::new(|| {
 /// problem with that" give an opinion; "no failures due to the new check"
 /// speaks of another cause.
 static WITH_A_FIX: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
+    crate::text::regex(concat!(
         r"(?i)\b(?:with|after\s+applying)\s+(?:the|my|this|your|our)\s+(?:\w+\s+)?(?:fix|patch)|",
         r"\bseen?\s+(?:this|that|it)\s+(?:be|being|as)\b|",
         r"\b(?:do|does)(?:n'?t|\s+not)\s+see\s+(?:a|any)\s+(?:real\s+)?(?:problem|issue)s?\b|",
@@ -366,13 +366,13 @@ pub fn read(prose: &str) -> Reading {
 
 /// A commit tried: "we tested ... with 85975daeaa4d and its parent".
 static TESTED_A_COMMIT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:tested|tried|applied|checked)\s+(?:\w+\s+){0,5}?(?:with\s+|on\s+)?[0-9a-f]{10,40}\b")
+    crate::text::regex(r"(?i)\b(?:tested|tried|applied|checked)\s+(?:\w+\s+){0,5}?(?:with\s+|on\s+)?[0-9a-f]{10,40}\b")
         .expect("static regex")
 });
 
 /// A run done again: rebuilt, rerun, more runs, another machine.
 static RERUN: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
+    crate::text::regex(concat!(
         r"(?i)\b(?:re-?(?:built|build|compiled?|ran|run|tested|test)|rebuil[dt]|double[- ]?(?:confirm|check)\w*|",
         r"(?:tested|ran|run|checked)\s+(?:it\s+|them\s+)?again|multi(?:ple)?\s+runs|",
         r"(?:\d+|more|several|many)\s+(?:times|runs)|finished\s+the\s+tests?|",
@@ -384,7 +384,8 @@ static RERUN: LazyLock<Regex> = LazyLock::new(|| {
 
 /// What comes right before an offer to run again ("we could rerun").
 static OFFER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:could|can|will|would|'ll|may|might|shall|to|please|if)\s+(?:\w+\s+)?$").expect("static regex")
+    crate::text::regex(r"(?i)\b(?:could|can|will|would|'ll|may|might|shall|to|please|if)\s+(?:\w+\s+)?$")
+        .expect("static regex")
 });
 /// A later tree, as LKP names one. A bare SHA is not one (it is as often
 /// the reported commit); a SHA with its tag is.
@@ -420,7 +421,7 @@ static STILL_PRESENT: LazyLock<Vec<Regex>> = LazyLock::new(|| {
 
 /// The reply says a fix took part: applied, on top, the fix column's note.
 static FIX_NAMED: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
+    crate::text::regex(concat!(
         r"(?im)^\s*tested-by:|\b(?:applied|apply)\s+(?:it|them)\b|\bfix\s+patch(?:-?set|es)?\b|",
         r"\b(?:appl(?:y|ied|ying)|with|plus|on\s+top\s+of|upon)\s+(?:your|the|this|above|below|attached|previous|new|latest|",
         r"following|that|his|her|their|\w+'s)\s+(?:(?:new|updated|v\d+|debug|test|fix(?:up)?)\s+)?",
@@ -434,12 +435,13 @@ static FIX_NAMED: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// The result is elsewhere: attached, or only called a result.
-static RESULT_REF: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?i)\battach(?:ed|ment)\b|\bresults?\b|\b(?:dmesg|kmsg)\b").expect("static regex"));
+static RESULT_REF: LazyLock<Regex> = LazyLock::new(|| {
+    crate::text::regex(r"(?i)\battach(?:ed|ment)\b|\bresults?\b|\b(?:dmesg|kmsg)\b").expect("static regex")
+});
 
 /// The run never happened: the patch did not apply, build or boot.
 static DID_NOT_RUN: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
+    crate::text::regex(concat!(
         r"(?i)\bfail(?:ed|s)?\s+to\s+(?:apply|compile|build|boot)|\b(?:build|compile|compilation)\s+fail|",
         r"\b(?:can\s*not|cannot|can't|could\s*n[o']t)\s+(?:be\s+)?(?:apply|applied|build|built|boot)|",
         r"\btried\s+to\s+apply\b.{0,100}\bbut\s+failed|\bfailed\s+to\s+compile|\bcannot\s+boot|can\s+boot\s+successfully"
@@ -672,8 +674,10 @@ fn column_fix(r: &Retest) -> String {
 /// `* 0b1c2d3e4f5a6 fs/buffer: drop the lock   <--- your patch`: the
 /// commit LKP marks as the fix in its `git log` excerpt.
 static MARKED_FIX: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?im)^[*|\\/ ]*([0-9a-f]{7,40})\b.*<-+\s*(?:your|the|his|her|their|\w+'s)?\s*(?:fix|patch|diff)")
-        .expect("static regex")
+    crate::text::regex(
+        r"(?im)^[*|\\/ ]*([0-9a-f]{7,40})\b.*<-+\s*(?:your|the|his|her|their|\w+'s)?\s*(?:fix|patch|diff)",
+    )
+    .expect("static regex")
 });
 
 /// The fix the prose names: the commit marked as the fix, else the first

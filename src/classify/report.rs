@@ -116,51 +116,53 @@ pub struct ReportFacts {
 }
 
 static PERF_PROSE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
+    crate::text::regex(
         r"(?i)(?:FYI,\s+we\s+noticed|test\s+r\w{2,5}\s+noticed)\s+an?\s+([+-]?)(\d+(?:\.\d+)?)%\s+(regression|improvement)\s+of\s+(\S+?):?\s+(?:due\s+to|on\b)",
     )
     .expect("static regex")
 });
 static FUNC_QUOTED: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"(?i)(?:test\s+r\w{2,5}|we)\s+noticed\s+"([^"]+)"\s+(?:on:?|due\s+to)"#).expect("static regex")
+    crate::text::regex(r#"(?i)(?:test\s+r\w{2,5}|we)\s+noticed\s+"([^"]+)"\s+(?:on:?|due\s+to)"#).expect("static regex")
 });
 static FUNC_FOLLOWING: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)FYI,\s+we\s+noticed\s+the\s+following\s+commit\s*(?:\(built\s+with\s+([^)]+)\))?:?")
+    crate::text::regex(r"(?i)FYI,\s+we\s+noticed\s+the\s+following\s+commit\s*(?:\(built\s+with\s+([^)]+)\))?:?")
         .expect("static regex")
 });
 static FUNC_DUE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)(?:FYI,\s+)?we\s+noticed\s+((?:\S+[ \t]+){0,5}?\S+)\s+due\s+to\s+commit\s*(?:\(built\s+with\s+([^)]+)\))?:?")
+    crate::text::regex(r"(?i)(?:FYI,\s+)?we\s+noticed\s+((?:\S+[ \t]+){0,5}?\S+)\s+due\s+to\s+commit\s*(?:\(built\s+with\s+([^)]+)\))?:?")
         .expect("static regex")
 });
 static COMMIT: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r#"(?i)\bcommit:\s+([0-9a-f]{12,40})\b(?:\s*\(\s*")?"#).expect("static regex"));
+    LazyLock::new(|| crate::text::regex(r#"(?i)\bcommit:\s+([0-9a-f]{12,40})\b(?:\s*\(\s*")?"#).expect("static regex"));
 static GIT_URL_LINE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\s*((?:https?|git)://\S+)(?:[ \t]+([^\s\[]+))?").expect("static regex"));
+    LazyLock::new(|| crate::text::regex(r"^\s*((?:https?|git)://\S+)(?:[ \t]+([^\s\[]+))?").expect("static regex"));
 static TESTCASE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?m)^\s*(?:in\s+)?testcase:\s+(\S+)").expect("static regex"));
+    LazyLock::new(|| crate::text::regex(r"(?m)^\s*(?:in\s+)?testcase:\s+(\S+)").expect("static regex"));
 static MACHINE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?m)^\s*(?:on\s+)?test\s+machine:\s+(.+?)\s*$").expect("static regex"));
-static PARAMS_HEAD: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?m)^\s*(?:with\s+following\s+parameters|parameters):[ \t]*").expect("static regex"));
+    LazyLock::new(|| crate::text::regex(r"(?m)^\s*(?:on\s+)?test\s+machine:\s+(.+?)\s*$").expect("static regex"));
+static PARAMS_HEAD: LazyLock<Regex> = LazyLock::new(|| {
+    crate::text::regex(r"(?m)^\s*(?:with\s+following\s+parameters|parameters):[ \t]*").expect("static regex")
+});
 static PARAM_PAIR: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"([A-Za-z_][\w.-]*):\s+(\S+)").expect("static regex"));
+    LazyLock::new(|| crate::text::regex(r"([A-Za-z_][\w.-]*):\s+(\S+)").expect("static regex"));
 static STILL: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
+    crate::text::regex(
         r"\[((?:still\s+regression|test\s+failed|still\s+failed|regression)\s+on)\s+(\S+)\s+([0-9a-f]{7,40})\s*\]",
     )
     .expect("static regex")
 });
 static DOWNLOAD: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)materials\s+to\s+reproduce\s+are\s+available\s+at:\s*(\S+)").expect("static regex")
+    crate::text::regex(r"(?i)materials\s+to\s+reproduce\s+are\s+available\s+at:\s*(\S+)").expect("static regex")
 });
 static ALSO: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)also\s+has\s+significant\s+impact\s+on\s+the\s+following\s+tests").expect("static regex")
+    crate::text::regex(r"(?i)also\s+has\s+significant\s+impact\s+on\s+the\s+following\s+tests").expect("static regex")
 });
 static ALSO_CHANGE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)^(\S+?):\s+(\S+)\s+([+-]?\d+(?:\.\d+)?)%\s+(regression|improvement)").expect("static regex")
+    crate::text::regex(r"(?i)^(\S+?):\s+(\S+)\s+([+-]?\d+(?:\.\d+)?)%\s+(regression|improvement)")
+        .expect("static regex")
 });
 static PARAMS_HEADER_LINE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?m)^\s*([a-z_0-9]+(?:/[a-z_0-9]+)+):[ \t]*\n?[ \t]*([^\n]+)").expect("static regex")
+    crate::text::regex(r"(?m)^\s*([a-z_0-9]+(?:/[a-z_0-9]+)+):[ \t]*\n?[ \t]*([^\n]+)").expect("static regex")
 });
 
 /// Where a report's prose was found, and what it says.

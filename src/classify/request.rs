@@ -90,14 +90,14 @@ pub fn first_name(name_or_address: &str) -> Option<String> {
 
 /// Words that name the robot or its team.
 static ROBOT_WORDS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:kernel[- ]test[- ]robot|kbuild[- ]test[- ]robot|test[- ]robot|build[- ]robot|robot|bot|lkp|0-?day|intel\s+folks)\b")
+    crate::text::regex(r"(?i)\b(?:kernel[- ]test[- ]robot|kbuild[- ]test[- ]robot|test[- ]robot|build[- ]robot|robot|bot|lkp|0-?day|intel\s+folks)\b")
         .expect("static regex")
 });
 
 /// A verb of running a test, as the sentence uses it; some need an
 /// object that makes it a run (see [`asks_for_a_run`]).
 static VERB: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
+    crate::text::regex(concat!(
         r"(?i)\b(?P<verb>re-?test(?:ing)?|re-?run(?:ning)?|test(?:ing)?|try(?:ing)?|run(?:ning)?|",
         r"double[- ]?check(?:ing)?|check(?:ing)?|confirm|verify|reproduce|repro|recreate|bisect|measure|",
         r"benchmark|give\s+(?:it|this|that|them|these|(?:the|my|our|this|that)\s+(?:[\w-]+\s+)?[\w-]+)\s+a\s+",
@@ -109,7 +109,7 @@ static VERB: LazyLock<Regex> = LazyLock::new(|| {
 
 /// A question put to "you" (or to anyone who can).
 static ASKS_YOU: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
+    crate::text::regex(concat!(
         r"(?i)\b(?:(?:could|can|would|will)\s+(?:you|u|someone|somebody|anyone|anybody)\b|",
         r"(?:are|were)\s+you\s+(?:able|willing)\b|do\s+you\s+(?:mind|have\s+(?:time|cycles|a\s+chance))\b|",
         r"(?:is|would|will)\s+it\s+(?:be\s+)?possible\b|any\s+chance\b|",
@@ -126,7 +126,7 @@ static ASKS_YOU: LazyLock<Regex> = LazyLock::new(|| {
 static IMPERATIVE: LazyLock<Regex> = LazyLock::new(|| {
     const VERBS: &str =
         r"(?:re-?test|re-?run|test|try|run|double[- ]?check|check|confirm|verify|reproduce|bisect|give)(?:ing)?\b";
-    Regex::new(&format!(
+    crate::text::regex(&format!(
         concat!(
             r"(?i)^\W*(?:(?:so|also|and|now|meanwhile|in\s+the\s+meantime|otherwise|alternatively|maybe|perhaps|",
             r"if\s+possible|when\s+you\s+have\s+time|ok|okay)\b[\s,]*)*(?:[A-Z][a-z]+,\s+|[A-Z][a-z]+\s+(?:please|kindly)\b\s*)?",
@@ -141,7 +141,7 @@ static IMPERATIVE: LazyLock<Regex> = LazyLock::new(|| {
 /// What an imperative's verb must be followed by to be one ("Test case 3
 /// fails" is no imperative).
 static IMPERATIVE_OBJECT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
+    crate::text::regex(concat!(
         r"(?i)^[\w-]+\s*(?:$|[:?.!]|(?:it|this|that|these|those|them|the|my|our|your|a|an|with|without|on|again|",
         r"below|above|following|attached|out|v\d|next-|https?:|patch|branch|commit|and|if|whether|to\s+see|please|",
         r"both|either|latest|current)\b)"
@@ -151,7 +151,7 @@ static IMPERATIVE_OBJECT: LazyLock<Regex> = LazyLock::new(|| {
 
 /// A question whether something fixes it, or shows on a later tree.
 static DOES_IT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
+    crate::text::regex(concat!(
         r"(?i)\b(?:does|do|did|will|would|could|can|is|are|was)\s+(?:this|that|it|these|the\s+(?:[\w-]+\s+)?",
         r"(?:patch(?:es|set)?|fix|diff|change|series|branch|commit|version))\s+(?:\w+\s+){0,2}?",
         r"(?:fix|help|resolve|solve|cure|address|recover|make\s+(?:a|any)\s+difference|improve|reproduce|show|",
@@ -163,7 +163,7 @@ static DOES_IT: LazyLock<Regex> = LazyLock::new(|| {
 /// A patch offered to be tried: "the attached patch could be used to see
 /// if it fixes things".
 static OFFERED: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
+    crate::text::regex(
         r"(?i)\b(?:patch|diff|fix|change)\b.{0,40}\b(?:can|could|may|might)\s+be\s+(?:used|tried|tested|applied)\b.{0,20}\b(?:see|check|test|verify)\b",
     )
     .expect("static regex")
@@ -172,7 +172,7 @@ static OFFERED: LazyLock<Regex> = LazyLock::new(|| {
 /// What makes "check", "confirm", "see if" a run: a fix judged or the
 /// problem seen, or a thing to test named.
 static RUN_OBJECT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
+    crate::text::regex(concat!(
         r"(?i)\b(?:fix(?:es|ed)?|help(?:s|ed)?|resolve[sd]?|solve[sd]?|recover(?:s|ed)?|restore[sd]?|works?|",
         r"go(?:es)?\s+away|disappear(?:s|ed)?|gone|reproduc\w*|regress\w*|still|happens?|shows?|pass(?:es)?|fail\w*|",
         r"patch(?:es|set)?|diff|branch|commit|series|version|v\d+|tree|kernel|next-\d{8}|mainline|",
@@ -184,7 +184,7 @@ static RUN_OBJECT: LazyLock<Regex> = LazyLock::new(|| {
 /// What makes "try" a test: trying a thing, not trying to do something
 /// else ("try to explain").
 static TRY_OBJECT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
+    crate::text::regex(concat!(
         r"(?i)^(?:try(?:ing)?)\s+(?:to\s+(?:re-?)?(?:reproduce|repro|run|test|recreate|bisect|apply)\b|",
         r"(?:it|this|that|these|them|those|out|again|the|my|our|a|an|below|above|following|attached|with|on|v\d|",
         r"next-|https?://)|[:.]?$)"
@@ -194,7 +194,7 @@ static TRY_OBJECT: LazyLock<Regex> = LazyLock::new(|| {
 
 /// Greetings: "Hi Oliver," at the top of the mail names who it is for.
 static GREETING: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
+    crate::text::regex(
         r"(?i)^(?:hi|hello|hey|dear|greetings|morning)[\s,]+(?P<name>[a-z][\w.-]*(?:[ -]+[a-z][\w-]*)*)\s*[,!:.]*$",
     )
     .expect("static regex")
@@ -203,32 +203,32 @@ static GREETING: LazyLock<Regex> = LazyLock::new(|| {
 /// A name on its own line ("Oliver,") or opening a sentence ("Oliver, can
 /// you ..."; "In the meantime, Oliver, can you ...").
 static VOCATIVE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?:^|,\s*|\.\s+)(?P<name>[A-Z][a-z]+|[Kk]ernel[- ]test[- ]robot|LKP|lkp)\b(?:,|\s+-|:)?\s+(?i:can|could|would|will|please|do|did|is|are|would)\b")
+    crate::text::regex(r"(?:^|,\s*|\.\s+)(?P<name>[A-Z][a-z]+|[Kk]ernel[- ]test[- ]robot|LKP|lkp)\b(?:,|\s+-|:)?\s+(?i:can|could|would|will|please|do|did|is|are|would)\b")
         .expect("static regex")
 });
 static NAME_LINE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^(?P<name>[A-Z][a-z]+|[Kk]ernel[- ]test[- ]robot),$").expect("static regex"));
+    LazyLock::new(|| crate::text::regex(r"^(?P<name>[A-Z][a-z]+|[Kk]ernel[- ]test[- ]robot),$").expect("static regex"));
 
 /// "On \<date\>, Oliver Sang wrote:", "Oliver Sang \<x@y\> 于2024年写道：",
 /// "Oliver Sang \<x@y\> writes:": the mail answered.
 static ATTRIBUTION: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)(?:^|,\s*)(?P<who>[^,<>]{2,60}?)\s*(?:<[^>]*>|\([^)]*\))?\s*(?:wrote|writes|写道|pisze|a écrit|schrieb|escribió)\s*[:：]?\s*$")
+    crate::text::regex(r"(?i)(?:^|,\s*)(?P<who>[^,<>]{2,60}?)\s*(?:<[^>]*>|\([^)]*\))?\s*(?:wrote|writes|写道|pisze|a écrit|schrieb|escribió)\s*[:：]?\s*$")
         .expect("static regex")
 });
 
 /// "Please find it attached", "please find a fixed patch attached".
 static FIND_ATTACHED: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\bplease\s+find\s+(?:it|them|attached|below|(?:the|a|an|my)\s+(?:[\w-]+\s+){0,2}?(?:patch|diff|fix|version|series))\b")
+    crate::text::regex(r"(?i)\bplease\s+find\s+(?:it|them|attached|below|(?:the|a|an|my)\s+(?:[\w-]+\s+){0,2}?(?:patch|diff|fix|version|series))\b")
         .expect("static regex")
 });
 
 /// "but ...": the writer takes the suggestion back ("you could try this
 /// patch but we decided it is not right").
-static BUT: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)\bbut\b").expect("static regex"));
+static BUT: LazyLock<Regex> = LazyLock::new(|| crate::text::regex(r"(?i)\bbut\b").expect("static regex"));
 
 /// A writer speaking of their own plans: "I can test it", "let me try".
 static SELF: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:i|we)\s*(?:'ll|'d|can|will|would|could|shall|may|might|am\s+going\s+to|plan\s+to)\b|\blet\s+me\b|\bfor\s+(?:us|me)\s+to\b")
+    crate::text::regex(r"(?i)\b(?:i|we)\s*(?:'ll|'d|can|will|would|could|shall|may|might|am\s+going\s+to|plan\s+to)\b|\blet\s+me\b|\bfor\s+(?:us|me)\s+to\b")
         .expect("static regex")
 });
 
@@ -278,7 +278,7 @@ pub fn extract(own: &str, attachments: &[Attachment], people: &People) -> Option
 /// Words that say how a run went or should go: what "check if", "see
 /// whether", "confirm that" must be about to ask for a run.
 static FIXWORDS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
+    crate::text::regex(concat!(
         r"(?i)\b(?:fix(?:es|ed)?|help(?:s|ed)?|resolve[sd]?|solve[sd]?|recover(?:s|ed)?|restore[sd]?|works?|",
         r"go(?:es)?\s+away|disappear\w*|gone|reproduc\w*|regress\w*|still|happen\w*|shows?\s+up|pass(?:es)?|",
         r"fail\w*|improve[sd]?|make\s+(?:a|any)\s+difference|the\s+case)\b"
@@ -289,7 +289,7 @@ static FIXWORDS: LazyLock<Regex> = LazyLock::new(|| {
 /// The object of "check", "confirm", "verify": whether something fixes
 /// it, or a thing to test.
 static CHECK_OBJECT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
+    crate::text::regex(concat!(
         r"(?i)^[\w-]+(?:\s+check)?(?:\s+(?:it|this|that|again))?\s+(?:(?:if|whether|that)\b|",
         r"(?:out\s+)?(?:the|this|that|my|our|these|your)\s+(?:[\w-]+\s+){0,2}?(?:patch|fix|diff|branch|commit|series|",
         r"version|kernel|tree|change)(?:es|s)?\b|(?:on|with|against|too|as\s+well)\b|",
@@ -300,14 +300,14 @@ static CHECK_OBJECT: LazyLock<Regex> = LazyLock::new(|| {
 
 /// "know if we see a regression": a run described, not a question of fact.
 static KNOW_IF: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)(?:know|see)\s+(?:if|whether)\s+(?:we|you|it|this|that|the\s+[\w-]+)\s+(?:\w+\s+)?(?:see|get|reproduce|show|still|regress\w*|fix\w*|help\w*|resolve\w*|work\w*)")
+    crate::text::regex(r"(?i)(?:know|see)\s+(?:if|whether)\s+(?:we|you|it|this|that|the\s+[\w-]+)\s+(?:\w+\s+)?(?:see|get|reproduce|show|still|regress\w*|fix\w*|help\w*|resolve\w*|work\w*)")
         .expect("static regex")
 });
 
 /// "that would be great", "I'd appreciate it": what makes "if you are
 /// able to test it" a request and not a condition.
 static APPRAISAL: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:would|'d)\s+be\s+(?:great|nice|good|helpful|useful|appreciated|awesome|much\s+appreciated)|appreciate|thanks?\b|thank\s+you|let\s+(?:me|us)\s+know")
+    crate::text::regex(r"(?i)\b(?:would|'d)\s+be\s+(?:great|nice|good|helpful|useful|appreciated|awesome|much\s+appreciated)|appreciate|thanks?\b|thank\s+you|let\s+(?:me|us)\s+know")
         .expect("static regex")
 });
 
@@ -325,7 +325,7 @@ fn asks_for_a_run(s: &str, previous: Option<&str>, has_target: bool) -> bool {
     // A question: it ends with a question mark, or opens like one and
     // ends with a colon ("Is this already fixed by:" and the commit).
     static OPENS_A_QUESTION: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?i)^\W*(?:is|was|are|has|have|does|do|did|could|would|can|will)\b").expect("static regex")
+        crate::text::regex(r"(?i)^\W*(?:is|was|are|has|have|does|do|did|could|would|can|will)\b").expect("static regex")
     });
     let t = s.trim_end();
     let question = t.ends_with('?') || t.ends_with(':') && OPENS_A_QUESTION.is_match(s);
@@ -342,7 +342,7 @@ fn asks_for_a_run(s: &str, previous: Option<&str>, has_target: bool) -> bool {
     }
     let asking = asks.map(|m| m.as_str().to_ascii_lowercase()).unwrap_or_default();
     // "if you are able to recreate it, then ...": a condition, not a request.
-    static THEN: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)\bthen\b").expect("static regex"));
+    static THEN: LazyLock<Regex> = LazyLock::new(|| crate::text::regex(r"(?i)\bthen\b").expect("static regex"));
     if asking.starts_with("if") && asks.is_some_and(|m| THEN.is_match(&s[m.end()..])) {
         return false;
     }
@@ -397,11 +397,11 @@ fn asks_for_a_run(s: &str, previous: Option<&str>, has_target: bool) -> bool {
 /// used as a noun.
 fn is_a_noun(before: &str, from_verb: &str) -> bool {
     static DETERMINER: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?i)\b(?:the|a|an|this|that|these|those|my|your|our|their|his|her|its|each|every|any|some|another|one|same)\s*$")
+        crate::text::regex(r"(?i)\b(?:the|a|an|this|that|these|those|my|your|our|their|his|her|its|each|every|any|some|another|one|same)\s*$")
             .expect("static regex")
     });
     static NOUN_AFTER: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(concat!(
+        crate::text::regex(concat!(
             r"(?i)^[\w-]+\s+(?:script|case|cases|suite|results?|machine|box|boxes|report|robot|bot|setup|environment|",
             r"failures?|program|logs?|infrastructure|system|systems|coverage|harness|framework|time|runs?)\b"
         ))
@@ -409,23 +409,27 @@ fn is_a_noun(before: &str, from_verb: &str) -> bool {
     });
     // "request a re-test", "do another run": the noun is what is asked for.
     static ASKED_FOR: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?i)\b(?:request|do|run|perform|get|have|schedule|trigger|start|launch|queue|give)\s+\w+\s*$")
-            .expect("static regex")
+        crate::text::regex(
+            r"(?i)\b(?:request|do|run|perform|get|have|schedule|trigger|start|launch|queue|give)\s+\w+\s*$",
+        )
+        .expect("static regex")
     });
     (DETERMINER.is_match(before) && !ASKED_FOR.is_match(before)) || NOUN_AFTER.is_match(from_verb)
 }
 
 /// A thing to test the sentence names itself: a patch, a commit.
 static NAMES_A_FIX: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:patch(?:es|set)?|fix|diff|branch|commit\s+[0-9a-f]{7,40}|series|version|[0-9a-f]{12,40})\b")
-        .expect("static regex")
+    crate::text::regex(
+        r"(?i)\b(?:patch(?:es|set)?|fix|diff|branch|commit\s+[0-9a-f]{7,40}|series|version|[0-9a-f]{12,40})\b",
+    )
+    .expect("static regex")
 });
 
 /// A later tree: "on a current 5.19-rc6 kernel", "on next-20250321",
 /// "on the latest mainline".
 fn names_a_tree(s: &str) -> bool {
     static TREE: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?i)\b(?:on|with|in)\s+(?:the\s+|a\s+)?(?:latest\s+|current\s+|recent\s+|newer\s+)?(?:mainline|upstream|linux-next|next-\d{8}|v?\d+\.\d+(?:-rc\d+)?|linus)")
+        crate::text::regex(r"(?i)\b(?:on|with|in)\s+(?:the\s+|a\s+)?(?:latest\s+|current\s+|recent\s+|newer\s+)?(?:mainline|upstream|linux-next|next-\d{8}|v?\d+\.\d+(?:-rc\d+)?|linus)")
             .expect("static regex")
     });
     TREE.is_match(s)
@@ -529,19 +533,22 @@ fn addressee(s: &Sentence, greeting: Addressee, attributions: &[(usize, Addresse
 }
 
 static LORE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\bhttps?://(?:lore\.kernel\.org|lkml\.kernel\.org|patchwork\.kernel\.org|lkml\.org|patch\.msgid\.link)/\S+")
+    crate::text::regex(r"(?i)\bhttps?://(?:lore\.kernel\.org|lkml\.kernel\.org|patchwork\.kernel\.org|lkml\.org|patch\.msgid\.link)/\S+")
         .expect("static regex")
 });
 static GIT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"\b((?:https?|git)://\S+?(?:\.git|/linux))/?[ \t]+([A-Za-z0-9][\w./+-]*)").expect("static regex")
+    crate::text::regex(r"\b((?:https?|git)://\S+?(?:\.git|/linux))/?[ \t]+([A-Za-z0-9][\w./+-]*)")
+        .expect("static regex")
 });
 /// A branch as a web link: `https://github.com/u/linux/tree/fix-x`,
 /// `.../linux.git/log/?h=fix-x`.
 static GIT_WEB: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"\b(https?://\S+?)/(?:tree|log|commits)/?(?:\?h=|\?id=\S*?&h=)?([A-Za-z0-9][\w.+-]*(?:/[\w.+-]+)*)")
-        .expect("static regex")
+    crate::text::regex(
+        r"\b(https?://\S+?)/(?:tree|log|commits)/?(?:\?h=|\?id=\S*?&h=)?([A-Za-z0-9][\w.+-]*(?:/[\w.+-]+)*)",
+    )
+    .expect("static regex")
 });
-static SHA: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\b[0-9a-f]{12,40}\b").expect("static regex"));
+static SHA: LazyLock<Regex> = LazyLock::new(|| crate::text::regex(r"\b[0-9a-f]{12,40}\b").expect("static regex"));
 
 fn has_diff(text: &str) -> bool {
     text.contains("\ndiff --git ")

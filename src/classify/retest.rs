@@ -78,7 +78,7 @@ pub struct Retest {
 }
 
 static RECOVERED: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
+    crate::text::regex(concat!(
         r"(?i)(\b(?:issue|problem|regression|failure|warning)s?\b[^.]{0,40}?\bgone\b|",
         r"\bconfirm(?:ed)?\b[^.]{0,60}?\b(?:gone|fixed|pass(?:es|ed)?)\b|\bpass(?:es|ed)?\s+now\b|",
         r"\bdisappear(?:s|ed)?\b|recovers?\s+(?:the|this)\s+regression|regression\s+(?:is|was)\s+(?:gone|fixed|recovered)|",
@@ -91,13 +91,13 @@ static RECOVERED: LazyLock<Regex> = LazyLock::new(|| {
     .expect("static regex")
 });
 static PARTLY: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
+    crate::text::regex(
         r"(?i)(partial(?:ly)?\s+(?:recover|fix|improve)|partly\s+(?:recover|fix)|recovers?\s+(?:part|some|half))",
     )
     .expect("static regex")
 });
 static NOT_RECOVERED: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
+    crate::text::regex(concat!(
         r"(?i)(still\s+exists?|still\s+has\s+[-+]?\d|(?:did\s*n[o']t|does\s*n[o']t|cannot|can't|could\s*n[o']t|can\s+not)\s+",
         r"(?:fix|recover|help|resolve)|still\s+(?:can\s+)?reproduce|not\s+(?:fixed|recovered)|no\s+improvement|",
         r"regression\s+(?:increased|became\s+worse|got\s+worse|is\s+still\s+there)|",
@@ -105,15 +105,17 @@ static NOT_RECOVERED: LazyLock<Regex> = LazyLock::new(|| {
     ))
     .expect("static regex")
 });
-static COMMIT_KW: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?m)^\s*commit:\s*").expect("static regex"));
-static ENTRY: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\s*([0-9a-f]{7,40}|v\d[\w.\-]*|next-\d+)\b[ \t]*(.*?)\s*$").expect("static regex"));
-static QUOTED_SUBJECT: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r#"^\(\s*"(.*)"\s*\)|^\(([^()]*(?:\([^()]*\)[^()]*)*)\)"#).expect("static regex"));
-static ARROW: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"<-{2,}\s*(.*)$").expect("static regex"));
+static COMMIT_KW: LazyLock<Regex> = LazyLock::new(|| crate::text::regex(r"(?m)^\s*commit:\s*").expect("static regex"));
+static ENTRY: LazyLock<Regex> = LazyLock::new(|| {
+    crate::text::regex(r"^\s*([0-9a-f]{7,40}|v\d[\w.\-]*|next-\d+)\b[ \t]*(.*?)\s*$").expect("static regex")
+});
+static QUOTED_SUBJECT: LazyLock<Regex> = LazyLock::new(|| {
+    crate::text::regex(r#"^\(\s*"(.*)"\s*\)|^\(([^()]*(?:\([^()]*\)[^()]*)*)\)"#).expect("static regex")
+});
+static ARROW: LazyLock<Regex> = LazyLock::new(|| crate::text::regex(r"<-{2,}\s*(.*)$").expect("static regex"));
 
 static RERAN: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
+    crate::text::regex(concat!(
         r"(?i)\b(?:we|I)\s+(?:have\s+)?(?:re-?tested|tested|applied|re-?ran|rerun|re-run|reproduced|rebuilt)\b|",
         r"\bno\s+(?:performance\s+)?difference\b|\bretested\b"
     ))

@@ -37,20 +37,22 @@ pub struct SubjectFacts {
     pub head_sha: Option<String>,
 }
 
-static REPLY: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?i)^\s*((re|aw|fwd?)\s*:\s*|\[(lkp|lkp-robot)\]\s*)+").expect("static regex"));
-static TAG: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\[([^\[\]]*)\]\s*").expect("static regex"));
+static REPLY: LazyLock<Regex> = LazyLock::new(|| {
+    crate::text::regex(r"(?i)^\s*((re|aw|fwd?)\s*:\s*|\[(lkp|lkp-robot)\]\s*)+").expect("static regex")
+});
+static TAG: LazyLock<Regex> = LazyLock::new(|| crate::text::regex(r"^\[([^\[\]]*)\]\s*").expect("static regex"));
 static SHA_WHAT: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^([0-9a-f]{7,40})?\s*:\s+(.+)$").expect("static regex"));
+    LazyLock::new(|| crate::text::regex(r"^([0-9a-f]{7,40})?\s*:\s+(.+)$").expect("static regex"));
 static PERF: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)^(\S+)\s+([+-]?)(\d+(?:\.\d+)?)%\s+(regression|improvement)\b").expect("static regex")
+    crate::text::regex(r"(?i)^(\S+)\s+([+-]?)(\d+(?:\.\d+)?)%\s+(regression|improvement)\b").expect("static regex")
 });
 static SUMMARY: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^BUILD\s+(SUCCESS|REGRESSION)((?:\s+WITH\s+[A-Z ]+?)?)(?:\s+([0-9a-f]{7,40}))?\s*$")
+    crate::text::regex(r"^BUILD\s+(SUCCESS|REGRESSION)((?:\s+WITH\s+[A-Z ]+?)?)(?:\s+([0-9a-f]{7,40}))?\s*$")
         .expect("static regex")
 });
-static TREE_TAG: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^([A-Za-z0-9][\w.+-]*):([\w./+-]+)(?:\s+(\d+/\d+))?$").expect("static regex"));
+static TREE_TAG: LazyLock<Regex> = LazyLock::new(|| {
+    crate::text::regex(r"^([A-Za-z0-9][\w.+-]*):([\w./+-]+)(?:\s+(\d+/\d+))?$").expect("static regex")
+});
 
 /// Removes `Re:`, `Fwd:`, `[LKP]` and `[lkp-robot]` prefixes, repeatedly.
 pub fn strip_reply_prefixes(subject: &str) -> &str {

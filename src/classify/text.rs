@@ -11,7 +11,7 @@ pub fn collapse(s: &str) -> String {
 /// Report markers before which a flattened report gets its line breaks
 /// back. Each starts a line in every template era.
 static MARKERS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
+    crate::text::regex(concat!(
         r"(commit: |url: |base: |patch link: |patch subject: |in testcase: |testcase: |on test machine: |",
         r"test machine: |with following parameters: |parameters: |test-description: |test-url: |",
         r"config: |compiler: |If you fix the issue|\| Reported-by: |\| Closes: |\| Link: |Reported-by: |",
