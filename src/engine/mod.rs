@@ -280,7 +280,9 @@ impl Engine {
         let own: Vec<&str> = items.iter().map(|it| it.message_id.as_str()).collect();
         let mut removed = tx.removed(&own).await?;
         let mut checkpoints: BTreeMap<String, String> = BTreeMap::new();
+        let versions: Vec<&str> = items.iter().filter_map(|it| later_version(it.incoming.as_ref()?)).collect();
         let mut th = threading::Threader::new(&mut tx, &self.settings, &mut self.stats, &mut self.touched);
+        th.ask_patch_cases(&versions).await?;
         let mut plain = Plain::default();
         for (i, item) in items.into_iter().enumerate() {
             if let Some(c) = &item.checkpoint {
@@ -325,22 +327,29 @@ impl Engine {
             // small row, settled too. Else it keeps its bytes and waits
             // for the missing ancestors, as threading it would record.
             // (A pull request too: it only offers the titles it carries.)
+            // A later version of a patch no case reports on supersedes
+            // nothing yet: it waits for such a case with its bytes, and
+            // for its replies it is settled, as threading it would say.
+            // (Unless it is fresh mail whose sender was verified: that
+            // is threaded one by one, and its verdict kept.)
+            let version = later_version(&inc).filter(|k| !th.patch_cases(k) && !auths.contains_key(&i));
             if inc.kind() == Kind::Unrelated
-                && !inc.has_lifecycle()
+                && (!inc.has_lifecycle() || version.is_some())
                 && inc.ancestors.iter().all(|a| *a != message_id && status.get(a) != Some(&false))
             {
-                let mut missing: Vec<String> =
+                let mut waits: Vec<String> =
                     inc.ancestors.iter().filter(|a| !status.contains_key(*a)).map(keys::dep_message).collect();
-                missing.sort();
-                missing.dedup();
-                row.settled = missing.is_empty();
+                row.settled = waits.is_empty();
+                waits.extend(version.map(keys::dep_patch));
+                waits.sort();
+                waits.dedup();
                 status.insert(message_id.clone(), row.settled);
                 plain
                     .offered
                     .extend(crate::thread::lifecycle::offered(&inc).into_iter().map(|k| (k, message_id.clone())));
                 plain.rows.push(row);
-                if !missing.is_empty() {
-                    plain.deps.extend(missing.into_iter().map(|k| (k, message_id.clone())));
+                if !waits.is_empty() {
+                    plain.deps.extend(waits.into_iter().map(|k| (k, message_id.clone())));
                     plain.raws.push((message_id.clone(), raw));
                 }
                 plain.ids.push(message_id);
@@ -409,6 +418,13 @@ impl Engine {
         self.touched.clear();
         Ok(swept)
     }
+}
+
+/// The patch key of a later version of a patch that moves nothing else
+/// (no applied notice, merge or revert of its own).
+fn later_version(inc: &crate::thread::Incoming) -> Option<&str> {
+    let (key, _) = inc.new_version.as_ref()?;
+    inc.signal().is_none_or(|s| matches!(s, crate::classify::lifecycle::Signal::PullRequest { .. })).then_some(key)
 }
 
 /// Ordinary messages of a batch, buffered for multi-row inserts.

@@ -45,6 +45,9 @@ pub(super) struct Threader<'a, 't> {
     queued: HashSet<MessageId>,
     rounds: HashMap<MessageId, u32>,
     latest_fetch: i64,
+    /// Patch keys some case has, as far as the batch asked (see
+    /// [`Threader::patch_cases`]), and those of the cases it opened.
+    patch_cases: HashSet<String>,
 }
 
 impl<'a, 't> Threader<'a, 't> {
@@ -63,7 +66,24 @@ impl<'a, 't> Threader<'a, 't> {
             queued: HashSet::new(),
             rounds: HashMap::new(),
             latest_fetch: 0,
+            patch_cases: HashSet::new(),
         }
+    }
+
+    /// Learns which of `keys` (the patch keys of a batch's later
+    /// versions) some case has, before the batch is threaded.
+    pub async fn ask_patch_cases(&mut self, keys: &[&str]) -> Result<(), StoreError> {
+        if !keys.is_empty() {
+            self.patch_cases = self.tx.patch_keys_with_cases(keys).await?;
+        }
+        Ok(())
+    }
+
+    /// Whether a case with the patch key `key` may exist: one the batch
+    /// found stored or opened since. Cases closed since still count,
+    /// which only costs a message the full threading.
+    pub fn patch_cases(&self, key: &str) -> bool {
+        self.patch_cases.contains(key)
     }
 
     /// The latest fetch time of the batch's new messages.
@@ -91,7 +111,8 @@ impl<'a, 't> Threader<'a, 't> {
     }
 
     /// Stores a new message that is not plain list traffic, threads it,
-    /// then whatever was waiting for it. Returns whether it is settled.
+    /// then whatever was waiting for it. Returns whether it is settled
+    /// for the messages that refer to it (as the store's `settled` says).
     pub async fn store_new(
         &mut self,
         inc: &Incoming,
@@ -225,7 +246,8 @@ impl<'a, 't> Threader<'a, 't> {
     }
 
     /// Threads one stored message: candidates, decision, and the store
-    /// made to match it. Returns whether the message is settled.
+    /// made to match it. Returns whether the message is settled for the
+    /// messages that refer to it.
     async fn thread(&mut self, inc: &Incoming, fetched_at: i64) -> Result<bool, StoreError> {
         let id = &inc.message_id;
         let own = self.tx.case_opened_by(id).await?;
@@ -428,7 +450,7 @@ impl<'a, 't> Threader<'a, 't> {
         changed.sort();
         changed.dedup();
         self.enqueue_dependents(&changed).await?;
-        Ok((settled, now))
+        Ok((settled || by_references && inc.has_lifecycle(), now))
     }
 
     /// Makes the message's memberships (besides its own case) and their
@@ -484,6 +506,7 @@ impl<'a, 't> Threader<'a, 't> {
         Ok(match (opens, own) {
             (Some(facts), None) => {
                 let case = self.tx.open_case(&facts).await?;
+                self.patch_cases.extend(facts.patch_key.clone());
                 self.tx.attach(case, id, Strategy::Report).await?;
                 let reported = Event::new(facts.opened_at, EventKind::Reported, Some(id.clone()));
                 self.tx.put_events(case, Some(id), &[reported]).await?;

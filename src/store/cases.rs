@@ -6,7 +6,7 @@
 //! threading a message a second time with the same outcome writes
 //! nothing, and stale marks are kept, not deleted and inserted again.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use super::db::query;
 use super::rows;
@@ -114,6 +114,20 @@ impl Tx<'_> {
     /// Cases whose patch key (`thread::keys::patch_key`) is one of `keys`.
     pub async fn cases_by_patch_key(&mut self, keys: &[&str]) -> Result<Vec<CaseView>, StoreError> {
         self.case_views_where("c.patch_key", "", keys, "find cases by patch").await
+    }
+
+    /// Which of the patch keys `keys` some case has (however closed): a
+    /// later version of any other patch supersedes nothing.
+    pub async fn patch_keys_with_cases(&mut self, keys: &[&str]) -> Result<HashSet<String>, StoreError> {
+        let rows = super::select_in(
+            &mut self.tx,
+            "SELECT DISTINCT patch_key FROM cases WHERE patch_key IN",
+            "",
+            keys,
+            "find cases by patch",
+        )
+        .await?;
+        rows.iter().map(|r| r.try_get::<String, _>(0).map_err(err("find cases by patch"))).collect()
     }
 
     /// The case a report opened, if it did.
