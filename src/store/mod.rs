@@ -2,7 +2,7 @@
 //! facts and source checkpoints in SQLite or PostgreSQL, through sqlx's
 //! runtime query API. The only module with SQL.
 //!
-//! One set of store code serves both backends: [`db`] holds the enums over
+//! One set of store code serves both backends: `db` holds the enums over
 //! sqlx's connections, the one query type, and each named difference of
 //! the two dialects. Split by concern: `open` opens files and servers and
 //! applies the migrations (`migrations/NNNN_*.sql` and
@@ -17,7 +17,7 @@
 //! Several processes may use one store: a daemon fetching, a user
 //! importing or listing, several daemons on one PostgreSQL. Write
 //! transactions take the lock at once (SQLite's `BEGIN IMMEDIATE`,
-//! PostgreSQL's advisory lock [`db::WRITE_LOCK`]) and wait for each
+//! PostgreSQL's advisory lock `db::WRITE_LOCK`) and wait for each
 //! other; readers never block writers (WAL; MVCC). Nothing cached in
 //! memory outlives another connection's commit unless it cannot change
 //! (see `deps` and `messages.settled`).

@@ -24,7 +24,7 @@ pub struct MessageRow {
 /// bytes (when kept) have the rest.
 pub const MAX_SUBJECT: usize = 998;
 
-/// The columns [`case_view`] reads, in a `SELECT` list.
+/// The columns `case_view` reads, in a `SELECT` list.
 pub const CASE_COLUMNS: &str = "c.id, c.kind, c.state, c.title, c.custom_title, c.report_message_id, c.report_to, \
      c.opened_at, \
      c.commit_sha, c.commit_subject, c.tree, c.branch, c.testcase, c.metric, c.change_pct, c.direction, \
@@ -105,7 +105,7 @@ pub fn verdict(s: &str) -> Result<Verdict, StoreError> {
         .ok_or_else(|| bad("verdict", s))
 }
 
-/// The columns [`event`] reads.
+/// The columns `event` reads.
 pub const EVENT_COLUMNS: &str =
     "e.case_id, e.at, e.kind, e.message_id, e.verdict, e.fix_commit, e.note, e.tree, e.by_addr, e.tag, e.tree_commit";
 
