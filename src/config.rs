@@ -47,6 +47,7 @@ pub struct Config {
     pub digest: DigestConfig,
     pub web: WebConfig,
     pub auth: AuthConfig,
+    pub trees: Vec<TreeConfig>,
 }
 
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -192,6 +193,62 @@ pub struct SourceConfig {
     pub poll_seconds: Option<u64>,
     /// Messages fetched per round trip (IMAP).
     pub batch: Option<usize>,
+}
+
+/// One `[[trees]]` entry: a git repository whose history moves cases
+/// (see `source::tree`). Read only. Whether `path` is a repository and
+/// `branch` exists is checked when `run` reads it: an error for that
+/// tree, naming it, while the other sources go on.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TreeConfig {
+    /// How events and logs name it (`mainline`, `mm-stable`).
+    pub name: String,
+    /// A local clone or mirror (bare or not).
+    pub path: PathBuf,
+    /// The branch followed (`master`); a full ref name works too.
+    #[serde(default = "default_branch")]
+    pub branch: String,
+    /// A fix that reaches this tree resolves its case (mainline).
+    #[serde(default)]
+    pub resolves: bool,
+    /// How often to look for new commits.
+    pub poll_seconds: Option<u64>,
+}
+
+fn default_branch() -> String {
+    "master".into()
+}
+
+impl TreeConfig {
+    /// A name that events can carry and logs can show, a branch git would
+    /// take.
+    fn check(&self) -> Result<(), (&'static str, &'static str)> {
+        let name_ok = !self.name.is_empty()
+            && self.name.len() <= 64
+            && self.name.chars().all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c));
+        if !name_ok {
+            return Err(("name", "must be 1 to 64 letters, digits or - _ . /"));
+        }
+        if self.path.as_os_str().is_empty() {
+            return Err(("path", "a tree needs the path of a git repository"));
+        }
+        let branch_ok = !self.branch.is_empty()
+            && !self.branch.starts_with('-')
+            && !self.branch.contains("..")
+            && !self.branch.chars().any(|c| c.is_whitespace() || c.is_control() || "~^:?*[\\".contains(c));
+        if !branch_ok {
+            return Err(("branch", "must be a branch name (`master`, `for-next`)"));
+        }
+        if self.poll_seconds == Some(0) {
+            return Err(("poll_seconds", "must be at least 1"));
+        }
+        Ok(())
+    }
+
+    pub fn poll_seconds(&self) -> u64 {
+        self.poll_seconds.unwrap_or(DEFAULT_POLL_SECONDS)
+    }
 }
 
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -449,6 +506,9 @@ impl Config {
                 fix(p);
             }
         }
+        for t in &mut self.trees {
+            fix(&mut t.path);
+        }
         if !self.auth.keys_file.as_os_str().is_empty() {
             fix(&mut self.auth.keys_file);
         }
@@ -469,6 +529,12 @@ impl Config {
         }
         if let Some(s) = &self.smtp {
             s.check().map_err(|(k, m)| bad((format!("smtp.{k}"), m)))?;
+        }
+        for (i, t) in self.trees.iter().enumerate() {
+            t.check().map_err(|(k, m)| bad((format!("trees[{i}].{k}"), m)))?;
+            if self.trees[..i].iter().any(|o| o.name == t.name) {
+                return Err(bad((format!("trees[{i}].name"), "another tree has this name")));
+            }
         }
         self.auth.check().map_err(|(k, m)| bad((format!("auth.{k}"), m)))
     }
@@ -726,6 +792,12 @@ mod tests {
             ("[auth]\nnameservers = [\"127.0.0.1:53\", \"dns\"]\n".into(), "auth.nameservers[1]"),
             ("[auth]\ntimeout_seconds = 0\n".into(), "auth.timeout_seconds"),
             ("[[sources]]\nkind = \"mbox\"\npath = \"a\"\npoll_seconds = 0\n".into(), "sources[0].poll_seconds"),
+            ("[[trees]]\nname = \"\"\npath = \"/srv/linux\"\n".into(), "trees[0].name"),
+            ("[[trees]]\nname = \"a b\"\npath = \"/srv/linux\"\n".into(), "trees[0].name"),
+            ("[[trees]]\nname = \"linus\"\npath = \"\"\n".into(), "trees[0].path"),
+            ("[[trees]]\nname = \"linus\"\npath = \"l\"\nbranch = \"a..b\"\n".into(), "trees[0].branch"),
+            ("[[trees]]\nname = \"x\"\npath = \"l\"\n[[trees]]\nname = \"x\"\npath = \"m\"\n".into(), "trees[1].name"),
+            ("[[trees]]\nname = \"x\"\npath = \"l\"\nresolve = true\n".into(), "resolve"),
         ] {
             let e = parse(&text).unwrap_err().to_string();
             assert!(e.contains(key), "{text}: {e}");
@@ -739,6 +811,9 @@ mod tests {
         )
         .unwrap();
         assert_eq!(local.sources[0].imap_port(), 143);
+        let t = parse("[[trees]]\nname = \"mainline\"\npath = \"/srv/linux\"\nresolves = true\n").unwrap();
+        assert_eq!((t.trees[0].branch.as_str(), t.trees[0].resolves), ("master", true));
+        assert_eq!(t.trees[0].poll_seconds(), DEFAULT_POLL_SECONDS);
     }
 
     #[test]

@@ -25,6 +25,15 @@
 //! pass and the run ends; a source that could not be read then fails the
 //! run, naming it and why.
 //!
+//! `[[trees]]` are followed by the engine task itself, between batches:
+//! each tree's first pass comes once every mail source has made its
+//! first pass (or a minute after the start, whichever is first), so the
+//! mail that names its commits is in; then every `poll_seconds`. A tree
+//! that cannot be read (not a repository, a branch gone) is logged,
+//! naming it, and retried with backoff like a source; the rest goes on.
+//! With `once`, every tree makes one pass after the sources', and one
+//! that could not be read fails the run, naming it.
+//!
 //! Several runs may share a store (one per mailbox is a real layout):
 //! each records itself in the store, says so when it finds another, and
 //! sends only the mail it has claimed (see `deliver`).
@@ -37,7 +46,7 @@ use tokio::sync::{Notify, mpsc, oneshot, watch};
 
 use crate::config::{Config, SourceConfig, SourceKind};
 use crate::deliver::{Mailer, Sent};
-use crate::engine::{Checkpoint, DigestPlan, Engine, Envelope, Envelopes, IngestStats, Opener};
+use crate::engine::{Checkpoint, DigestPlan, Engine, Envelope, Envelopes, IngestStats, Opener, TreeSpec};
 use crate::source::{SourceError, follow, imap, public_inbox};
 use crate::store::{Store, StoreError};
 
@@ -116,6 +125,108 @@ pub enum SpecKind {
     PublicInbox {
         path: PathBuf,
     },
+}
+
+/// The `[[trees]]` of a config, each with its poll interval.
+pub fn trees(cfg: &Config) -> Vec<(TreeSpec, Duration)> {
+    cfg.trees
+        .iter()
+        .map(|t| {
+            let spec =
+                TreeSpec { name: t.name.clone(), path: t.path.clone(), branch: t.branch.clone(), resolves: t.resolves };
+            (spec, Duration::from_secs(t.poll_seconds()))
+        })
+        .collect()
+}
+
+/// A tree a run follows: when its next pass is due (`None`: once the
+/// mail sources have made their first pass), its backoff after failures.
+struct FollowedTree {
+    spec: TreeSpec,
+    poll: Duration,
+    due: Option<Instant>,
+    backoff: Backoff,
+}
+
+/// The trees of a run.
+struct Trees(Vec<FollowedTree>);
+
+/// A tree's first pass waits at most this long for the mail sources'.
+const TREES_FIRST_WAIT: Duration = Duration::from_secs(60);
+
+impl Trees {
+    fn new(trees: Vec<(TreeSpec, Duration)>) -> Trees {
+        let backoff = Backoff::new(FIRST_BACKOFF, MAX_BACKOFF);
+        Trees(trees.into_iter().map(|(spec, poll)| FollowedTree { spec, poll, due: None, backoff }).collect())
+    }
+
+    /// Makes the first passes due now.
+    fn start(&mut self) {
+        for t in self.0.iter_mut().filter(|t| t.due.is_none()) {
+            t.due = Some(Instant::now());
+        }
+    }
+
+    /// Passes over the trees that are due; a tree that cannot be read is
+    /// logged and tried again after its backoff. Only the store's
+    /// failures are errors.
+    async fn pass_due(&mut self, engine: &mut Engine, clock: Clock, started: Instant) -> Result<bool, StoreError> {
+        if started.elapsed() >= TREES_FIRST_WAIT {
+            self.start();
+        }
+        let mut any = false;
+        for t in &mut self.0 {
+            if t.due.is_none_or(|d| d > Instant::now()) {
+                continue;
+            }
+            let wait = match tree_pass(engine, &t.spec, clock).await? {
+                Ok(()) => {
+                    any = true;
+                    t.backoff.reset();
+                    t.poll
+                }
+                Err(error) => {
+                    let wait = t.backoff.fail();
+                    tracing::warn!(tree = %t.spec.name, %error, retry_in = ?wait, "tree failed; retrying");
+                    wait
+                }
+            };
+            t.due = Some(Instant::now() + wait);
+        }
+        Ok(any)
+    }
+
+    /// One pass over every tree (a `once` run's); the trees that could
+    /// not be read, with why.
+    async fn pass_all(&self, engine: &mut Engine, clock: Clock) -> Result<Vec<SourceFailure>, StoreError> {
+        let mut failed = Vec::new();
+        for t in &self.0 {
+            if let Err(error) = tree_pass(engine, &t.spec, clock).await? {
+                failed.push(SourceFailure { source: t.spec.source(), error });
+            }
+        }
+        Ok(failed)
+    }
+}
+
+/// One pass over a tree, logged; its error names the tree.
+async fn tree_pass(engine: &mut Engine, spec: &TreeSpec, clock: Clock) -> Result<Result<(), String>, StoreError> {
+    let started = Instant::now();
+    Ok(match engine.follow_tree(spec, clock()).await? {
+        Ok(p) => {
+            tracing::info!(
+                tree = %spec.name,
+                commits = p.commits,
+                events = p.events,
+                forgotten = p.forgotten,
+                rewritten = p.rewritten,
+                seconds = started.elapsed().as_secs_f64(),
+                "tree read"
+            );
+            Ok(())
+        }
+        Err(e) => Err(e.to_string()),
+    })
 }
 
 /// A source that could not be read in a `once` run.
@@ -271,6 +382,8 @@ pub struct RunSettings {
     /// When the weekly digest goes out (Monday is 0; the hour is UTC), and
     /// to whom.
     pub digest: Option<(u8, u8, DigestPlan)>,
+    /// The `[[trees]]` followed, each with its poll interval.
+    pub trees: Vec<(TreeSpec, Duration)>,
 }
 
 /// How often the run looks at the clock for its periodic work (the digest,
@@ -311,7 +424,10 @@ pub async fn run(
     settings: RunSettings,
     shutdown: Shutdown,
 ) -> Result<(RunReport, Engine), StoreError> {
-    let RunSettings { stale_days, remind_days, once, clock, sender, digest } = settings;
+    let RunSettings { stale_days, remind_days, once, clock, sender, digest, trees } = settings;
+    let mut trees = Trees::new(trees);
+    let started = Instant::now();
+    let mail_sources = sources.len();
     let me = announce(&mut engine, clock).await?;
     let mut digested: Option<String> = None;
     let mut tick = tokio::time::interval(TICK);
@@ -327,13 +443,24 @@ pub async fn run(
     // once, so a fresh daemon's cases are at once what `ingest` of the same
     // mail makes (stale marks included), not an hour later.
     let mut synced = std::collections::HashSet::new();
+    // Open while a mail source may send work; a run with no mail source
+    // but trees goes on following them.
+    let mut mail_open = true;
     loop {
         let job = tokio::select! {
-            job = rx.recv() => job.map(Some),
+            job = rx.recv(), if mail_open => job.map(Some),
             _ = tick.tick(), if !once => Some(None),
             _ = stop.wait() => None,
         };
-        let Some(job) = job else { break };
+        let Some(job) = job else {
+            if mail_open && !once && !shutdown.is_set() && !trees.0.is_empty() {
+                mail_open = false;
+                trees.start();
+                trees.pass_due(&mut engine, clock, started).await?;
+                continue;
+            }
+            break;
+        };
         let Some(job) = job else {
             // A tick: the periodic work below, nothing stored.
             let r = async {
@@ -352,6 +479,9 @@ pub async fn run(
             if let Err(e) = r {
                 recover(engine.store(), e).await?;
             }
+            if trees.pass_due(&mut engine, clock, started).await? {
+                outbox.notify_one();
+            }
             continue;
         };
         if let Job::Synced { source } = job {
@@ -363,6 +493,10 @@ pub async fn run(
                     continue;
                 }
                 tracing::info!(%source, "first pass done: stale cases marked, retests reminded");
+                if synced.len() >= mail_sources {
+                    trees.start();
+                    trees.pass_due(&mut engine, clock, started).await?;
+                }
                 outbox.notify_one();
                 last_sweep = Instant::now();
             }
@@ -388,6 +522,10 @@ pub async fn run(
         }
     }
     add(&mut report.stats, &engine.finish().await?);
+    if once {
+        // The trees after the mail their commits may name.
+        report.failures.extend(trees.pass_all(&mut engine, clock).await?);
+    }
     sweep(&mut engine, stale_days, remind_days, clock()).await?;
     digest_if_due(&mut engine, &digest, &mut digested, clock()).await?;
     // The sender sends what is due now, then stops.

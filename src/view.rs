@@ -102,7 +102,24 @@ pub fn case_json(c: &CaseRecord, archive_url: &str) -> Value {
         "fix_message_id": c.fix_message_id,
         "link": f.report_message_id.link(archive_url),
         "retests": c.retests.iter().map(|r| retest_json(r, archive_url)).collect::<Vec<_>>(),
+        "still_on": still_on(c).iter().map(|s| json!({"status": s.0, "tree": s.1, "sha": s.2})).collect::<Vec<_>>(),
     })
+}
+
+/// The report's "[still regression on TREE SHA]" lines: LKP saw the
+/// regression again in a later tree, evidence it is still there (status,
+/// tree, commit).
+pub fn still_on(c: &CaseRecord) -> Vec<(String, String, String)> {
+    let Some(Value::Array(v)) = c.report_facts.as_ref().and_then(|f| f.get("still_on")) else { return Vec::new() };
+    let text = |x: &Value, k: &str| x.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+    v.iter().map(|x| (text(x, "status"), text(x, "tree"), text(x, "sha"))).collect()
+}
+
+/// `still regression on linus/master 1a2b3c4d5e`, one per line of the
+/// report, joined.
+pub fn still_on_text(c: &CaseRecord) -> Option<String> {
+    let v: Vec<String> = still_on(c).iter().map(|(st, tree, sha)| format!("{st} {tree} {sha}")).collect();
+    (!v.is_empty()).then(|| crate::text::clean(&v.join("; ")).into_owned())
 }
 
 /// One fix column of a retest result: where it was sent, then the column
@@ -216,6 +233,9 @@ pub fn case_timeline(c: &CaseRecord, now: i64, archive_url: &str) -> String {
     if let Some(m) = &c.fix_message_id {
         out.push_str(&format!("fix:      {}\n", m.link(archive_url)));
     }
+    if let Some(s) = still_on_text(c) {
+        out.push_str(&format!("seen:     {s}\n"));
+    }
     if !c.related.is_empty() {
         let rel: Vec<String> = c.related.iter().map(|(id, r)| format!("#{} ({})", id.0, r.as_str())).collect();
         out.push_str(&format!("related:  {}\n", rel.join(", ")));
@@ -249,8 +269,9 @@ pub fn case_timeline(c: &CaseRecord, now: i64, archive_url: &str) -> String {
 
 /// Where a lifecycle event happened, in words: `cgroup/for-6.15, commit
 /// 0123456789ab, tag v6.9-rc3, by tj@kernel.org`.
-fn lifecycle_place(e: &Event) -> Option<String> {
-    let commit = e.tree_commit.as_ref().or(e.fix_commit.as_ref()).filter(|_| e.kind.is_lifecycle());
+/// A `[[trees]]` commit's events name their commit whatever their kind.
+pub fn lifecycle_place(e: &Event) -> Option<String> {
+    let commit = e.tree_commit.as_ref().or(e.fix_commit.as_ref().filter(|_| e.kind.is_lifecycle()));
     let parts: Vec<String> = [
         e.tree.clone(),
         commit.map(|c| format!("commit {}", c.get(..12).unwrap_or(c))),

@@ -240,6 +240,35 @@ fn lkpbot(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_lkpbot")).args(args).output().unwrap()
 }
 
+/// A report's "[still regression on TREE SHA]" lines are on its case:
+/// evidence the regression is still there, in `case` and `case --json`.
+#[test]
+fn still_regression_lines_are_on_the_case() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("x.db");
+    let db = db.to_str().unwrap();
+    let fixture = util::fixtures().join("classify/perf/2026-linus-stress-ng-switch-67.7pct-regression.eml");
+    let out = lkpbot(&["--db", db, "ingest", fixture.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = lkpbot(&["--db", db, "case", "--json", "1"]);
+    let case: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let still: Vec<(&str, &str)> = case["still_on"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["tree"].as_str().unwrap(), s["sha"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        still,
+        [
+            ("linus/master", "66edb901bf874d9e0787326ba12d3548b2da8700"),
+            ("linux-next/master", "b9303e6bff706758c167af686b5315ad00233bf8")
+        ]
+    );
+    let text = String::from_utf8(lkpbot(&["--db", db, "case", "1"]).stdout).unwrap();
+    assert!(text.contains("seen:     still regression on linus/master 66edb901bf87"), "{text}");
+}
+
 /// `ingest`, then `cases` and `case` as table and JSON, on the fixtures.
 #[test]
 fn cli_ingest_cases_and_case() {

@@ -210,7 +210,7 @@ async fn table_stats_see_every_change_at(at: &Location) {
         let changed: Vec<&str> = before.iter().zip(&after).filter(|(a, b)| a != b).map(|(a, _)| a.table).collect();
         assert_eq!(changed, ["raw_messages"]);
         let mut tx = store.begin().await.unwrap();
-        tx.settle(&MessageId::new("a@x").unwrap()).await.unwrap();
+        tx.settle(&MessageId::new("a@x").unwrap(), false).await.unwrap();
         tx.insert_raw(&[(&MessageId::new("a@x").unwrap(), b"other")]).await.unwrap();
         tx.commit().await.unwrap();
         let again = store.table_stats().await.unwrap();

@@ -56,5 +56,7 @@ mod store;
 mod thread;
 /// Architecture invariants (ARCHITECTURE.md, "Invariants").
 mod tidy;
+/// `[[trees]]`: git repositories built here, followed by `run --once`.
+mod trees;
 /// The dashboard and JSON API: in process, over HTTP, in a browser.
 mod web;

@@ -47,8 +47,8 @@ pub struct CaseRecord {
     pub fix_commit: Option<String>,
     pub fix_message_id: Option<MessageId>,
     /// The parts of the report's facts the read side shows, with
-    /// details and when stored: `headline`, `test_machine` and `table`'s
-    /// `columns` and `fail_rows`, as extracted (JSON).
+    /// details and when stored: `headline`, `test_machine`, `still_on`
+    /// and `table`'s `columns` and `fail_rows`, as extracted (JSON).
     pub report_facts: Option<serde_json::Value>,
     /// Empty unless asked for.
     pub messages: Vec<CaseMessage>,

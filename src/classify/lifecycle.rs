@@ -298,7 +298,7 @@ fn stable(subject: &str, body: &str) -> Option<Signal> {
 /// A revert posted or committed: `Revert "<subject>"` (after a subsystem
 /// prefix too: `block: Revert "block: ..."`) and `This reverts commit
 /// <sha>`. A reply to one is not: the signal is the revert itself.
-fn revert(subject: &str, body: &str) -> Option<Signal> {
+pub fn revert(subject: &str, body: &str) -> Option<Signal> {
     static REVERTS: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)This reverts commit\s+([0-9a-f]{7,40})\b"));
     let title = super::subject::strip_tags(subject);
     let subject = reverted_subject(title);

@@ -25,7 +25,8 @@ pub(super) fn run(
     let config_path = config_path.unwrap_or(Path::new("lkpbot.toml"));
     let plan = super::digest_plan(cfg)?;
     let sources = daemon::sources(cfg, config_path).map_err(|e| Failure::usage(e.into()))?;
-    if sources.is_empty() {
+    let trees = daemon::trees(cfg);
+    if sources.is_empty() && trees.is_empty() {
         tracing::warn!("no sources configured (see config/example.toml): nothing to follow");
     }
     let rt = runtime()?;
@@ -49,6 +50,7 @@ pub(super) fn run(
             clock,
             sender: Some((sender, outbox_store)),
             digest: Some((cfg.digest.weekday_index(), cfg.digest.hour, plan)),
+            trees,
         };
         let (report, engine) = daemon::run(engine, sources, settings, shutdown)
             .await

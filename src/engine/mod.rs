@@ -28,6 +28,7 @@ mod authenticating;
 mod pipeline;
 pub mod progress;
 mod threading;
+mod trees;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -45,6 +46,7 @@ use crate::thread::keys;
 pub use acting::DigestPlan;
 use pipeline::{Chunk, Item};
 pub use pipeline::{Envelopes, Opener, Progress, prepare};
+pub use trees::{TreePass, TreeSpec};
 
 /// At most this many messages per transaction.
 pub const BATCH_MESSAGES: usize = 1024;
@@ -277,6 +279,10 @@ impl Engine {
         for (id, k) in tx.lookup(&ask).await? {
             status.insert(id, k.settled);
         }
+        // Which of the stored messages still waiting are in a case: the
+        // others are where a reply's references lead nowhere yet.
+        let waiting: Vec<&str> = status.iter().filter(|(_, settled)| !**settled).map(|(id, _)| id.as_str()).collect();
+        let in_case: HashSet<MessageId> = tx.cases_of(&waiting).await?.into_keys().collect();
         let own: Vec<&str> = items.iter().map(|it| it.message_id.as_str()).collect();
         let mut removed = tx.removed(&own).await?;
         let mut checkpoints: BTreeMap<String, String> = BTreeMap::new();
@@ -320,12 +326,14 @@ impl Engine {
                 status.insert(message_id, false);
                 continue;
             };
-            // Ordinary list traffic: unrelated, and every ancestor settled
-            // or not here (it joins cases by its references only, and only
-            // a stored unsettled ancestor can be in one), so it is in no
-            // case now. With every ancestor settled it never will be: one
-            // small row, settled too. Else it keeps its bytes and waits
-            // for the missing ancestors, as threading it would record.
+            // Ordinary list traffic: unrelated, and every ancestor settled,
+            // not here, or waiting in no case (it joins cases by its
+            // references only), so it is in no case now. With every
+            // ancestor settled it never will be: one small row, settled
+            // too. Else it keeps its bytes and waits for the ancestors
+            // that are not settled, as threading it would record. (Stored
+            // in this batch, an ancestor is in a case only if threading
+            // put it there.)
             // (A pull request too: it only offers the titles it carries.)
             // A later version of a patch no case reports on supersedes
             // nothing yet: it waits for such a case with its bytes, and
@@ -333,12 +341,16 @@ impl Engine {
             // (Unless it is fresh mail whose sender was verified: that
             // is threaded one by one, and its verdict kept.)
             let version = later_version(&inc).filter(|k| !th.patch_cases(k) && !auths.contains_key(&i));
+            // Threading may have settled what the batch looked up.
+            let settled = |a: &MessageId| status.get(a) == Some(&true) || th.settled().contains(a);
             if inc.kind() == Kind::Unrelated
                 && (!inc.has_lifecycle() || version.is_some())
-                && inc.ancestors.iter().all(|a| *a != message_id && status.get(a) != Some(&false))
+                && inc.ancestors.iter().all(|a| {
+                    *a != message_id && (!status.contains_key(a) || settled(a) || !in_case.contains(a) && !th.joined(a))
+                })
             {
                 let mut waits: Vec<String> =
-                    inc.ancestors.iter().filter(|a| !status.contains_key(*a)).map(keys::dep_message).collect();
+                    inc.ancestors.iter().filter(|a| !settled(a)).map(keys::dep_message).collect();
                 row.settled = waits.is_empty();
                 waits.extend(version.map(keys::dep_patch));
                 waits.sort();
@@ -355,14 +367,20 @@ impl Engine {
                 plain.ids.push(message_id);
                 continue;
             }
+            // Its row and bytes go in with the plain messages before it.
+            plain.rows.push(row);
+            plain.raws.push((message_id.clone(), raw));
             plain.flush(&mut th).await?;
             if let Some(a) = auths.remove(&i) {
                 inc.auth = a;
             }
-            let settled = th.store_new(&inc, row, &raw, fetched_at).await?;
+            let settled = th.store_new(&inc, fetched_at).await?;
             status.insert(message_id, settled);
         }
         plain.flush(&mut th).await?;
+        for id in th.settled() {
+            status.insert(id.clone(), true);
+        }
         let now = th.latest_fetch();
         drop(th);
         for (source, token) in &checkpoints {
@@ -427,7 +445,8 @@ fn later_version(inc: &crate::thread::Incoming) -> Option<&str> {
     inc.signal().is_none_or(|s| matches!(s, crate::classify::lifecycle::Signal::PullRequest { .. })).then_some(key)
 }
 
-/// Ordinary messages of a batch, buffered for multi-row inserts.
+/// Ordinary messages of a batch, buffered for multi-row inserts (with
+/// the row and bytes of the next message threaded one by one).
 #[derive(Default)]
 struct Plain {
     rows: Vec<crate::store::rows::MessageRow>,

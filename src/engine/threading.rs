@@ -19,7 +19,6 @@ use crate::act;
 use crate::case::{CaseFacts, CaseId, CaseView, Event, EventKind, Strategy};
 use crate::classify::Kind;
 use crate::model::MessageId;
-use crate::store::rows::MessageRow;
 use crate::store::{StaleSweep, StoreError, Tx};
 use crate::thread::lifecycle::{FixPatch, LifecycleLookups, is_patch};
 use crate::thread::{self, Candidates, Decision, Incoming, Membership, keys};
@@ -36,6 +35,13 @@ pub fn threads_by_references_only(kind: Kind) -> bool {
     matches!(kind, Kind::Unrelated | Kind::BuildSummary)
 }
 
+/// What a message's threading reads that may change: its ancestors
+/// that are not settled, and the keys its lifecycle lookups read.
+struct Waits<'w> {
+    unsettled: &'w [&'w MessageId],
+    lifecycle: &'w [String],
+}
+
 pub(super) struct Threader<'a, 't> {
     pub tx: &'a mut Tx<'t>,
     settings: &'a Settings,
@@ -48,6 +54,11 @@ pub(super) struct Threader<'a, 't> {
     /// Patch keys some case has, as far as the batch asked (see
     /// [`Threader::patch_cases`]), and those of the cases it opened.
     patch_cases: HashSet<String>,
+    /// Messages threaded into a case since the batch began.
+    joined: HashSet<MessageId>,
+    /// Messages settled (for the messages that refer to them) since the
+    /// batch began.
+    settled: HashSet<MessageId>,
 }
 
 impl<'a, 't> Threader<'a, 't> {
@@ -67,7 +78,20 @@ impl<'a, 't> Threader<'a, 't> {
             rounds: HashMap::new(),
             latest_fetch: 0,
             patch_cases: HashSet::new(),
+            joined: HashSet::new(),
+            settled: HashSet::new(),
         }
+    }
+
+    /// The messages settled since the batch began (for the messages that
+    /// refer to them), which the batch may have looked up before.
+    pub fn settled(&self) -> &HashSet<MessageId> {
+        &self.settled
+    }
+
+    /// Whether `id` was threaded into a case since the batch began.
+    pub fn joined(&self, id: &MessageId) -> bool {
+        self.joined.contains(id)
     }
 
     /// Learns which of `keys` (the patch keys of a batch's later
@@ -110,19 +134,11 @@ impl<'a, 't> Threader<'a, 't> {
         }
     }
 
-    /// Stores a new message that is not plain list traffic, threads it,
-    /// then whatever was waiting for it. Returns whether it is settled
+    /// Threads a new message that is not plain list traffic (its row and
+    /// bytes stored just now), then whatever was waiting for it. Returns whether it is settled
     /// for the messages that refer to it (as the store's `settled` says).
-    pub async fn store_new(
-        &mut self,
-        inc: &Incoming,
-        row: MessageRow,
-        raw: &[u8],
-        fetched_at: i64,
-    ) -> Result<bool, StoreError> {
+    pub async fn store_new(&mut self, inc: &Incoming, fetched_at: i64) -> Result<bool, StoreError> {
         let id = &inc.message_id;
-        self.tx.insert_messages(vec![row]).await?;
-        self.tx.insert_raw(&[(id, raw)]).await?;
         if inc.auth != crate::model::Auth::default() {
             self.tx.set_auth(id, &inc.auth).await?;
         }
@@ -130,7 +146,7 @@ impl<'a, 't> Threader<'a, 't> {
         let offered: Vec<(String, MessageId)> =
             thread::lifecycle::offered(inc).into_iter().map(|k| (k, id.clone())).collect();
         self.tx.insert_keys(&offered).await?;
-        let settled = self.thread(inc, fetched_at).await?;
+        let settled = self.thread(inc, fetched_at, true).await?;
         let mut changed = vec![keys::dep_message(id)];
         changed.extend(offered.iter().map(|(k, _)| keys::dep_key(k)));
         self.enqueue_dependents(&changed).await?;
@@ -240,17 +256,19 @@ impl<'a, 't> Threader<'a, 't> {
             inc.auth = self.tx.message_auth(&id).await?;
             inc.withheld = self.tx.withheld(&id).await?;
             inc.message_id = id;
-            self.thread(&inc, fetched_at).await?;
+            self.thread(&inc, fetched_at, false).await?;
         }
         Ok(())
     }
 
     /// Threads one stored message: candidates, decision, and the store
     /// made to match it. Returns whether the message is settled for the
-    /// messages that refer to it.
-    async fn thread(&mut self, inc: &Incoming, fetched_at: i64) -> Result<bool, StoreError> {
+    /// messages that refer to it. `fresh`: stored just now, so in no case
+    /// and waiting for nothing yet.
+    async fn thread(&mut self, inc: &Incoming, fetched_at: i64, fresh: bool) -> Result<bool, StoreError> {
         let id = &inc.message_id;
-        let own = self.tx.case_opened_by(id).await?;
+        // Only a report opens a case.
+        let own = if fresh || !inc.kind().is_report() { None } else { self.tx.case_opened_by(id).await? };
         // Ancestors: which are settled (they never change and need no
         // watching), and the cases of the rest.
         let ancestors: Vec<&MessageId> = inc.ancestors.iter().filter(|a| *a != id).collect();
@@ -275,7 +293,8 @@ impl<'a, 't> Threader<'a, 't> {
         let decision = act::apply(inc, decision, &views, &self.settings.policy, inc.at(fetched_at));
         let metrics: HashMap<CaseId, String> =
             views.iter().filter_map(|v| Some((v.id, v.facts.metric.clone().or(v.facts.signature.clone())?))).collect();
-        let (settled, cases) = self.apply(inc, own, decision, &unsettled, &c.deps, &metrics).await?;
+        let waits = Waits { unsettled: &unsettled, lifecycle: &c.deps };
+        let (settled, cases) = self.apply(inc, own, decision, waits, &metrics, fresh).await?;
         if self.settings.acting.is_some()
             && super::acting::act_on(self.tx, self.settings, inc, fetched_at, &cases, !unsettled.is_empty()).await?
         {
@@ -348,14 +367,7 @@ impl<'a, 't> Threader<'a, 't> {
         fixes.dedup();
         if !fixes.is_empty() {
             c.deps.extend(fixes.iter().map(keys::dep_message));
-            let asked: Vec<&str> = fixes.iter().map(MessageId::as_str).collect();
-            let mut heads = self.tx.heads(&asked).await?;
-            let mut cases = self.tx.cases_of(&asked).await?;
-            for id in fixes {
-                let Some(h) = heads.remove(&id).filter(|h| h.kind == Kind::FixPosted.as_str()) else { continue };
-                let cases = cases.remove(&id).unwrap_or_default();
-                c.fixes.push(FixPatch { message_id: id, subject: h.subject, from: h.from, cases });
-            }
+            c.fixes = fix_patches(self.tx, fixes).await?;
             let mut ids: Vec<CaseId> = c.fixes.iter().flat_map(|f| f.cases.iter().copied()).collect();
             ids.sort();
             ids.dedup();
@@ -367,11 +379,7 @@ impl<'a, 't> Threader<'a, 't> {
             c.deps.extend(l.culprit_subjects.iter().map(|s| keys::dep_culprit(s)));
             c.deps
                 .extend(l.culprit_commits.iter().filter_map(|x| keys::commit_prefix(x)).map(|p| keys::dep_commit(&p)));
-            let refs: Vec<&str> = l.culprit_subjects.iter().map(String::as_str).collect();
-            c.by_culprit = self.tx.cases_by_commit_subject(&refs).await?;
-            if !l.culprit_commits.is_empty() {
-                c.by_culprit.extend(self.tx.cases_by_commit(&l.culprit_commits).await?);
-            }
+            c.by_culprit = culprit_cases(self.tx, &l.culprit_subjects, &l.culprit_commits).await?;
         }
         if let Some(p) = &l.patch {
             c.deps.push(keys::dep_patch(p));
@@ -389,12 +397,13 @@ impl<'a, 't> Threader<'a, 't> {
         inc: &Incoming,
         own: Option<CaseView>,
         decision: Decision,
-        unsettled: &[&MessageId],
-        lifecycle_deps: &[String],
+        waits: Waits<'_>,
         metrics: &HashMap<CaseId, String>,
+        fresh: bool,
     ) -> Result<(bool, BTreeSet<CaseId>), StoreError> {
+        let Waits { unsettled, lifecycle: lifecycle_deps } = waits;
         let id = &inc.message_id;
-        let before: Vec<(CaseId, Strategy)> = self.tx.memberships(id).await?;
+        let before: Vec<(CaseId, Strategy)> = if fresh { Vec::new() } else { self.tx.memberships(id).await? };
         let (opens, atts) = match decision {
             Decision::Ignore | Decision::BuildSummary => (None, Vec::new()),
             Decision::Open { case, thread } => (Some(case), thread),
@@ -410,6 +419,9 @@ impl<'a, 't> Threader<'a, 't> {
         }
         let was: BTreeSet<CaseId> = before.iter().map(|(c, _)| *c).collect();
         let now: BTreeSet<CaseId> = own_case.into_iter().chain(joined).collect();
+        if !now.is_empty() {
+            self.joined.insert(id.clone());
+        }
         if was != now {
             changed.push(keys::dep_message(id));
             if own_case.is_none() {
@@ -425,7 +437,7 @@ impl<'a, 't> Threader<'a, 't> {
         let by_references = threads_by_references_only(inc.kind()) && unsettled.is_empty();
         let settled = by_references && now.is_empty() && !inc.has_lifecycle();
         if settled {
-            if self.tx.settle(id).await? {
+            if self.tx.settle(id, fresh).await? {
                 changed.push(keys::dep_message(id));
             }
         } else if by_references && inc.has_lifecycle() {
@@ -437,7 +449,7 @@ impl<'a, 't> Threader<'a, 't> {
             let mut deps = lifecycle_deps.to_vec();
             deps.sort();
             deps.dedup();
-            if self.tx.settle_waiting(id, &deps).await? {
+            if self.tx.settle_waiting(id, &deps, fresh).await? {
                 changed.push(keys::dep_message(id));
             }
         } else {
@@ -445,12 +457,16 @@ impl<'a, 't> Threader<'a, 't> {
             deps.extend(lifecycle_deps.iter().cloned());
             deps.sort();
             deps.dedup();
-            self.tx.set_deps(id, &deps).await?;
+            self.tx.set_deps(id, &deps, fresh).await?;
         }
         changed.sort();
         changed.dedup();
         self.enqueue_dependents(&changed).await?;
-        Ok((settled || by_references && inc.has_lifecycle(), now))
+        let for_replies = settled || by_references && inc.has_lifecycle();
+        if for_replies {
+            self.settled.insert(id.clone());
+        }
+        Ok((for_replies, now))
     }
 
     /// Makes the message's memberships (besides its own case) and their
@@ -533,6 +549,36 @@ impl<'a, 't> Threader<'a, 't> {
             (None, None) => None,
         })
     }
+}
+
+/// The fix patches among `ids` (stored messages classified as a fix
+/// posted), with their cases.
+pub(super) async fn fix_patches(tx: &mut Tx<'_>, ids: Vec<MessageId>) -> Result<Vec<FixPatch>, StoreError> {
+    let asked: Vec<&str> = ids.iter().map(MessageId::as_str).collect();
+    let mut heads = tx.heads(&asked).await?;
+    let mut cases = tx.cases_of(&asked).await?;
+    let mut out = Vec::new();
+    for id in ids {
+        let Some(h) = heads.remove(&id).filter(|h| h.kind == Kind::FixPosted.as_str()) else { continue };
+        let cases = cases.remove(&id).unwrap_or_default();
+        out.push(FixPatch { message_id: id, subject: h.subject, from: h.from, cases });
+    }
+    Ok(out)
+}
+
+/// Cases whose culprit has one of `subjects` or shares a prefix with one
+/// of `commits` (a revert's lookups).
+pub(super) async fn culprit_cases(
+    tx: &mut Tx<'_>,
+    subjects: &[String],
+    commits: &[String],
+) -> Result<Vec<CaseView>, StoreError> {
+    let refs: Vec<&str> = subjects.iter().map(String::as_str).collect();
+    let mut out = tx.cases_by_commit_subject(&refs).await?;
+    if !commits.is_empty() {
+        out.extend(tx.cases_by_commit(commits).await?);
+    }
+    Ok(out)
 }
 
 /// Marks stale the open cases and `also` without activity for

@@ -8,6 +8,7 @@ pub mod imap;
 pub mod maildir;
 pub mod mbox;
 pub mod public_inbox;
+pub mod tree;
 
 use std::fs::File;
 use std::io::{BufReader, Read};
@@ -55,6 +56,15 @@ pub enum SourceError {
         #[source]
         source: std::io::Error,
     },
+    /// A `[[trees]]` path that is not a git repository.
+    #[error("tree {tree}: {path} is not a git repository ({message})")]
+    TreeNotRepository { tree: String, path: PathBuf, message: String },
+    /// A `[[trees]]` branch that does not exist (or no longer does).
+    #[error("tree {tree}: {path} has no branch {branch}")]
+    NoBranch { tree: String, branch: String, path: PathBuf },
+    /// A `[[trees]]` history that could not be read.
+    #[error("tree {tree}: cannot read {path}: {message}")]
+    TreeGit { tree: String, path: PathBuf, message: String },
     /// The thread that reads the source could not be started (the
     /// system is out of threads or memory): nothing of it was read.
     #[error("cannot start the thread that reads the source: {0}")]

@@ -119,7 +119,8 @@ fn open_repository(path: &Path) -> Result<gix::Repository, SourceError> {
         .map_err(|e| SourceError::Git { path: path.to_path_buf(), message: describe(&e) })
 }
 
-fn describe(e: &dyn std::error::Error) -> String {
+/// An error and its causes, on one line.
+pub(super) fn describe(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
     let mut cause = e.source();
     while let Some(c) = cause {

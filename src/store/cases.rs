@@ -287,7 +287,7 @@ impl Tx<'_> {
         Ok(changed)
     }
 
-    async fn insert_event(&mut self, case: CaseId, e: &Event, seq: i64) -> Result<(), StoreError> {
+    pub(super) async fn insert_event(&mut self, case: CaseId, e: &Event, seq: i64) -> Result<(), StoreError> {
         let q = query(
             "INSERT INTO events (case_id, at, kind, message_id, seq, verdict, fix_commit, note, tree, by_addr, tag, \
              tree_commit) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",

@@ -14,7 +14,7 @@ use std::collections::BTreeSet;
 
 use super::db::{self, AsDb, query};
 use super::filter::Filter;
-use super::{StoreError, Tx, chunks, err, insert_sql};
+use super::{StoreError, Tx, err, insert_sql, padded};
 use crate::model::MessageId;
 
 #[derive(Default)]
@@ -70,8 +70,13 @@ impl Tx<'_> {
         .await
     }
 
-    /// Makes `keys` the whole set of what `id`'s threading depends on.
-    pub async fn set_deps(&mut self, id: &MessageId, keys: &[String]) -> Result<(), StoreError> {
+    /// Makes `keys` the whole set of what `id`'s threading depends on
+    /// (`fresh`: a message stored just now, which depends on nothing yet).
+    pub async fn set_deps(&mut self, id: &MessageId, keys: &[String], fresh: bool) -> Result<(), StoreError> {
+        if fresh {
+            let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+            return self.add_deps(id, &keys).await;
+        }
         let rows = query("SELECT dep_key FROM thread_deps WHERE message_id = $1")
             .bind(id.as_str())
             .fetch_all(&mut self.tx)
@@ -81,7 +86,7 @@ impl Tx<'_> {
             rows.iter().map(|r| r.try_get(0)).collect::<Result<_, _>>().map_err(err("read thread dependencies"))?;
         let want: BTreeSet<&str> = keys.iter().map(String::as_str).collect();
         let gone: Vec<&str> = have.iter().map(String::as_str).filter(|k| !want.contains(k)).collect();
-        for chunk in chunks(&gone) {
+        for chunk in padded(&gone) {
             let sql = format!(
                 "DELETE FROM thread_deps WHERE message_id = ? AND dep_key IN ({})",
                 super::placeholders(chunk.len())
@@ -102,7 +107,7 @@ impl Tx<'_> {
         for (k, _) in deps {
             self.deps.keys.insert(k);
         }
-        for chunk in chunks(deps) {
+        for chunk in padded(deps) {
             let sql = insert_sql(
                 "thread_deps (dep_key, message_id)",
                 2,

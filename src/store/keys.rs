@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use super::db::query;
-use super::{StoreError, Tx, chunks, err, insert_sql, rows};
+use super::{StoreError, Tx, err, insert_sql, padded, rows};
 use crate::model::MessageId;
 
 /// What lifecycle threading reads of a stored message.
@@ -20,7 +20,7 @@ pub struct Head {
 impl Tx<'_> {
     /// Records the keys messages offer (ignoring ones recorded already).
     pub async fn insert_keys(&mut self, keys: &[(String, MessageId)]) -> Result<(), StoreError> {
-        for chunk in chunks(keys) {
+        for chunk in padded(keys) {
             let sql = insert_sql("message_keys (key, message_id)", 2, chunk.len(), "ON CONFLICT DO NOTHING");
             let mut q = query(sql);
             for (key, id) in chunk {

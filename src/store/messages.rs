@@ -5,7 +5,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 
 use super::db::{AsDb, query};
 use super::rows::{self, MessageRow};
-use super::{StoreError, Tx, chunk_lens, chunks, err, insert_sql};
+use super::{StoreError, Tx, err, insert_sql, padded};
 use crate::case::{CaseId, Strategy};
 use crate::model::MessageId;
 
@@ -74,25 +74,23 @@ impl Tx<'_> {
     }
 
     /// Inserts message rows (ignoring ones already there); returns how many
-    /// were new. Takes the rows: their strings are handed to SQLite, not
-    /// copied.
+    /// were new.
     pub async fn insert_messages(&mut self, msgs: Vec<MessageRow>) -> Result<u64, StoreError> {
         let mut n = 0;
-        let mut rest = msgs.into_iter();
-        for len in chunk_lens(rest.len()) {
+        for chunk in padded(&msgs) {
             let sql = insert_sql(
                 "messages (message_id, kind, subject, from_addr, date, fetched_at, problems, settled)",
                 8,
-                len,
+                chunk.len(),
                 "ON CONFLICT (message_id) DO NOTHING",
             );
             let mut q = query(sql);
-            for m in rest.by_ref().take(len) {
+            for m in chunk {
                 q = q
-                    .bind(m.message_id)
+                    .bind(m.message_id.as_str())
                     .bind(m.kind)
-                    .bind(m.subject)
-                    .bind(m.from_addr)
+                    .bind(m.subject.as_str())
+                    .bind(m.from_addr.as_deref())
                     .bind(m.date)
                     .bind(m.fetched_at)
                     .bind(m.problems)
@@ -105,7 +103,7 @@ impl Tx<'_> {
 
     /// Keeps the bytes of messages (ignoring ones kept already).
     pub async fn insert_raw(&mut self, raws: &[(&MessageId, &[u8])]) -> Result<(), StoreError> {
-        for chunk in chunks(raws) {
+        for chunk in padded(raws) {
             let sql =
                 insert_sql("raw_messages (message_id, bytes)", 2, chunk.len(), "ON CONFLICT (message_id) DO NOTHING");
             let mut q = query(sql);
@@ -213,8 +211,9 @@ impl Tx<'_> {
     }
 
     /// Marks a message settled: in no case, for ever. Its bytes and what
-    /// its threading depended on go. Returns false when it was already.
-    pub async fn settle(&mut self, id: &MessageId) -> Result<bool, StoreError> {
+    /// its threading depended on go (`fresh`: stored just now, it depended
+    /// on nothing yet). Returns false when it was already.
+    pub async fn settle(&mut self, id: &MessageId, fresh: bool) -> Result<bool, StoreError> {
         let r = query("UPDATE messages SET settled = 1 WHERE message_id = $1 AND settled = 0")
             .bind(id.as_str())
             .execute(&mut self.tx)
@@ -228,7 +227,7 @@ impl Tx<'_> {
             .execute(&mut self.tx)
             .await
             .map_err(err("drop raw bytes"))?;
-        self.set_deps(id, &[]).await?;
+        self.set_deps(id, &[], fresh).await?;
         Ok(true)
     }
 
@@ -236,13 +235,13 @@ impl Tx<'_> {
     /// see of it cannot change) while it keeps its bytes and waits on
     /// `keys` itself: lifecycle mail waiting for what it names. Whether
     /// it was not marked yet.
-    pub async fn settle_waiting(&mut self, id: &MessageId, keys: &[String]) -> Result<bool, StoreError> {
+    pub async fn settle_waiting(&mut self, id: &MessageId, keys: &[String], fresh: bool) -> Result<bool, StoreError> {
         let r = query("UPDATE messages SET settled = 1 WHERE message_id = $1 AND settled = 0")
             .bind(id.as_str())
             .execute(&mut self.tx)
             .await
             .map_err(err("settle a message"))?;
-        self.set_deps(id, keys).await?;
+        self.set_deps(id, keys, fresh).await?;
         Ok(r.rows_affected() > 0)
     }
 

@@ -34,6 +34,7 @@ mod open;
 mod outbox;
 pub mod read;
 pub mod rows;
+mod trees;
 
 use std::path::{Path, PathBuf};
 
@@ -49,6 +50,7 @@ pub use keys::Head;
 pub use open::{Location, schema_version};
 pub use outbox::{Claim, Failure, MailState, NewMail, OutboxMail, RetestRequest, RunRecord};
 pub use read::Reader;
+pub use trees::TreeKeys;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -306,7 +308,7 @@ where
     V: Into<db::Arg<'v>> + Copy + Send + Sync + 'v,
 {
     let mut out = Vec::new();
-    for chunk in chunks(values) {
+    for chunk in padded(values) {
         let sql = format!("{select} ({}){suffix}", placeholders(chunk.len()));
         let mut q = query(sql);
         for v in chunk {
@@ -342,25 +344,21 @@ fn placeholders(n: usize) -> String {
     vec!["?"; n].join(", ")
 }
 
-/// Statements over many values are sent in chunks of these sizes, so the
-/// statement cache sees at most four shapes of each.
-const CHUNK_SIZES: [usize; 4] = [256, 32, 4, 1];
+/// Statements over many values carry at most this many.
+const CHUNK_MAX: usize = 256;
 
-/// The lengths of the chunks `n` values are sent in.
-fn chunk_lens(mut n: usize) -> impl Iterator<Item = usize> {
-    std::iter::from_fn(move || {
-        let size = CHUNK_SIZES.iter().copied().find(|&s| s <= n)?;
-        n -= size;
-        Some(size)
-    })
-}
-
-fn chunks<T>(items: &[T]) -> impl Iterator<Item = &[T]> {
-    let mut rest = items;
-    chunk_lens(items.len()).map(move |size| {
-        let (head, tail) = rest.split_at(size);
-        rest = tail;
-        head
+/// `items` in chunks of at most [`CHUNK_MAX`], each filled up to the next
+/// power of two by repeating its last value: one statement per chunk, and
+/// at most nine shapes of each statement. For statements where a value
+/// twice means what it means once: `IN` lists and inserts that ignore
+/// conflicts.
+fn padded<T>(items: &[T]) -> impl Iterator<Item = Vec<&T>> {
+    items.chunks(CHUNK_MAX).map(|chunk| {
+        let mut v: Vec<&T> = chunk.iter().collect();
+        if let Some(last) = chunk.last() {
+            v.resize(chunk.len().next_power_of_two(), last);
+        }
+        v
     })
 }
 

@@ -163,7 +163,8 @@ impl super::Tx<'_> {
     }
 }
 
-/// The report facts the read side shows ([`CaseRecord::report_facts`]):
+/// The report facts the read side shows ([`CaseRecord::report_facts`],
+/// `still_on` among them: the report's "[still regression on TREE SHA]"):
 /// a report's facts run to hundreds of kilobytes of tables, so the
 /// database picks these parts out and the rest is never parsed. One of
 /// the named differences of the two backends (their JSON functions):
@@ -171,6 +172,7 @@ impl super::Tx<'_> {
 const REPORT_FACTS: &str = "CASE WHEN r.facts IS NULL THEN NULL ELSE json_object(\
      'headline', json(json_extract(r.facts, '$.headline')), \
      'test_machine', json_extract(r.facts, '$.test_machine'), \
+     'still_on', json(json_extract(r.facts, '$.still_on')), \
      'table', json_object(\
          'columns', json(json_extract(r.facts, '$.table.columns')), \
          'fail_rows', json(json_extract(r.facts, '$.table.fail_rows')))) END";
@@ -179,6 +181,7 @@ const REPORT_FACTS: &str = "CASE WHEN r.facts IS NULL THEN NULL ELSE json_object
 const PG_REPORT_FACTS: &str = "CASE WHEN r.facts IS NULL THEN NULL ELSE json_build_object(\
      'headline', r.facts::json -> 'headline', \
      'test_machine', r.facts::json -> 'test_machine', \
+     'still_on', r.facts::json -> 'still_on', \
      'table', json_build_object(\
          'columns', r.facts::json #> '{table,columns}', \
          'fail_rows', r.facts::json #> '{table,fail_rows}'))::text END";

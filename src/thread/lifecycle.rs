@@ -266,9 +266,7 @@ pub fn events(m: &Incoming, c: &Candidates, at: i64) -> Vec<(CaseId, Event)> {
         }
         Some(Signal::Revert { subject, commits }) => {
             for v in &c.by_culprit {
-                let by_subject = subject.is_some() && v.facts.commit_subject == *subject;
-                let by_commit = v.facts.commit.as_deref().is_some_and(|cc| commits.iter().any(|x| same_commit(x, cc)));
-                if by_subject || by_commit {
+                if reverts(v, subject.as_deref(), commits) {
                     push(v.id, event(EventKind::Reverted, None, m.from.clone(), None, Some(m.subject.clone())));
                 }
             }
@@ -281,6 +279,14 @@ pub fn events(m: &Incoming, c: &Candidates, at: i64) -> Vec<(CaseId, Event)> {
         }
     }
     out
+}
+
+/// Whether a revert of the commit titled `subject` and of `commits`
+/// reverts case `v`'s culprit.
+pub fn reverts(v: &CaseView, subject: Option<&str>, commits: &[String]) -> bool {
+    let by_subject = subject.is_some() && v.facts.commit_subject.as_deref() == subject;
+    let by_commit = v.facts.commit.as_deref().is_some_and(|cc| commits.iter().any(|x| same_commit(x, cc)));
+    by_subject || by_commit
 }
 
 /// Whether the patch `m` (version `version` of the patch `key`) replaces

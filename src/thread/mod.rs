@@ -14,6 +14,7 @@
 pub mod keys;
 pub mod ladder;
 pub mod lifecycle;
+pub mod tree;
 
 use crate::case::{CaseFacts, CaseId, CaseView, Event, Strategy};
 use crate::classify::{Classified, Kind};

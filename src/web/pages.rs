@@ -261,6 +261,9 @@ fn facts(c: &CaseRecord, now: i64, archive: &str) -> Vec<Fact> {
     if let Some(m) = report.and_then(|r| r["test_machine"].as_str()) {
         out.push(Fact::text("test machine", m));
     }
+    if let Some(s) = view::still_on_text(c) {
+        out.push(Fact::text("still seen", s));
+    }
     match (&f.metric, f.change_pct) {
         (Some(m), Some(p)) => out.push(Fact {
             note: significance::of_case(f).map(|s| format!("{}: {}", s.as_str(), noise(f))),
@@ -357,7 +360,12 @@ pub fn case(c: &CaseRecord, others: &[CaseView], now: i64, archive: &str) -> Cas
                 state: state.as_str(),
                 note,
                 href: e.message_id.as_ref().map(|id| id.link(archive)),
-                subject: m.map_or_else(|| "(message)".into(), |m| m.subject.clone()),
+                // A tree event has no message: where it happened instead.
+                subject: match (m, &e.message_id) {
+                    (Some(m), _) => m.subject.clone(),
+                    (None, Some(_)) => "(message)".into(),
+                    (None, None) => crate::view::lifecycle_place(e).unwrap_or_default(),
+                },
                 from: m.and_then(|m| m.from.clone()).unwrap_or_default(),
                 auth: m.map_or_else(String::new, |m| m.auth.label()),
                 auth_reason: m.map_or_else(String::new, |m| m.auth.reason.clone()),
