@@ -55,11 +55,39 @@ pub struct Config {
 pub struct StoreConfig {
     /// The SQLite file.
     pub path: PathBuf,
+    /// A PostgreSQL database (`postgres://user@host:port/db`), used
+    /// instead of `path`.
+    pub url: Option<String>,
+    /// The database password: an environment variable or a file.
+    pub password_env: Option<String>,
+    pub password_file: Option<PathBuf>,
 }
 
 impl Default for StoreConfig {
     fn default() -> Self {
-        StoreConfig { path: PathBuf::from("lkpbot.db") }
+        StoreConfig { path: PathBuf::from("lkpbot.db"), url: None, password_env: None, password_file: None }
+    }
+}
+
+impl StoreConfig {
+    fn check(&self) -> Result<(), (&'static str, &'static str)> {
+        if let Some(url) = &self.url
+            && !(url.starts_with("postgres://") || url.starts_with("postgresql://"))
+        {
+            return Err(("url", "must be a postgres:// URL (a SQLite file is `path`)"));
+        }
+        if self.url.is_none() && (self.password_env.is_some() || self.password_file.is_some()) {
+            return Err(("password_env", "a password is for a PostgreSQL store: set url too"));
+        }
+        if self.password_env.is_some() && self.password_file.is_some() {
+            return Err(("password_env", "give at most one of password_env and password_file"));
+        }
+        Ok(())
+    }
+
+    /// The database password, if the config names where it is.
+    pub fn password(&self, config_path: &Path) -> Result<Option<String>, ConfigError> {
+        optional_secret(self.password_env.as_deref(), self.password_file.as_deref(), config_path, "store")
     }
 }
 
@@ -464,6 +492,9 @@ impl Config {
             }
         };
         fix(&mut self.store.path);
+        if let Some(p) = &mut self.store.password_file {
+            fix(p);
+        }
         fix(&mut self.outbox.dir);
         for s in &mut self.sources {
             for p in [&mut s.path, &mut s.password_file, &mut s.ca_file].into_iter().flatten() {
@@ -492,6 +523,7 @@ impl Config {
             message: message.to_string(),
         };
         self.check_bot().map_err(bad)?;
+        self.store.check().map_err(|(k, m)| bad((format!("store.{k}"), m)))?;
         for (i, s) in self.sources.iter().enumerate() {
             s.check().map_err(|(k, m)| bad((format!("sources[{i}].{k}"), m)))?;
         }
@@ -643,11 +675,22 @@ impl SmtpConfig {
     }
 
     pub fn password(&self, config_path: &Path) -> Result<Option<String>, ConfigError> {
-        if self.password_env.is_none() && self.password_file.is_none() {
-            return Ok(None);
-        }
-        read_secret(self.password_env.as_deref(), self.password_file.as_deref(), config_path, "smtp").map(Some)
+        optional_secret(self.password_env.as_deref(), self.password_file.as_deref(), config_path, "smtp")
     }
+}
+
+/// [`read_secret`] where the secret is optional: `None` when the config
+/// names no place for it.
+fn optional_secret(
+    env: Option<&str>,
+    file: Option<&Path>,
+    config_path: &Path,
+    section: &str,
+) -> Result<Option<String>, ConfigError> {
+    if env.is_none() && file.is_none() {
+        return Ok(None);
+    }
+    read_secret(env, file, config_path, section).map(Some)
 }
 
 fn read_secret(

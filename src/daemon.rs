@@ -463,14 +463,21 @@ pub async fn run(
         };
         let Some(job) = job else {
             // A tick: the periodic work below, nothing stored.
-            engine.store().touch_run(&me.owner, clock()).await?;
-            if digest_if_due(&mut engine, &digest, &mut digested, clock()).await? {
-                outbox.notify_one();
+            let r = async {
+                engine.store().touch_run(&me.owner, clock()).await?;
+                if digest_if_due(&mut engine, &digest, &mut digested, clock()).await? {
+                    outbox.notify_one();
+                }
+                if last_sweep.elapsed() >= SWEEP_EVERY {
+                    sweep(&mut engine, stale_days, remind_days, clock()).await?;
+                    outbox.notify_one();
+                    last_sweep = Instant::now();
+                }
+                Ok(())
             }
-            if last_sweep.elapsed() >= SWEEP_EVERY {
-                sweep(&mut engine, stale_days, remind_days, clock()).await?;
-                outbox.notify_one();
-                last_sweep = Instant::now();
+            .await;
+            if let Err(e) = r {
+                recover(engine.store(), e).await?;
             }
             if trees.pass_due(&mut engine, clock, started).await? {
                 outbox.notify_one();
@@ -480,7 +487,11 @@ pub async fn run(
         if let Job::Synced { source } = job {
             // A `once` run sweeps when its passes are done.
             if !once && synced.insert(source.clone()) {
-                sweep(&mut engine, stale_days, remind_days, clock()).await?;
+                if let Err(e) = sweep(&mut engine, stale_days, remind_days, clock()).await {
+                    synced.remove(&source);
+                    recover(engine.store(), e).await?;
+                    continue;
+                }
                 tracing::info!(%source, "first pass done: stale cases marked, retests reminded");
                 if synced.len() >= mail_sources {
                     trees.start();
@@ -491,8 +502,15 @@ pub async fn run(
             }
             continue;
         }
-        answer(&mut engine, job).await?;
-        add(&mut report.stats, &engine.finish().await?);
+        let r = async {
+            answer(&mut engine, job).await?;
+            add(&mut report.stats, &engine.finish().await?);
+            Ok(())
+        }
+        .await;
+        if let Err(e) = r {
+            recover(engine.store(), e).await?;
+        }
         outbox.notify_one();
     }
     drop(rx);
@@ -521,6 +539,26 @@ pub async fn run(
     }
     engine.store().end_run(&me.owner).await?;
     Ok((report, engine))
+}
+
+/// After a store error: when it was the connection (a PostgreSQL server
+/// restarted or failed over), connect again, waiting with backoff, and
+/// go on. The transaction the connection was in never committed, so no
+/// batch is half-stored: the source that sent it heard of the failure
+/// and fetches it again from its stored checkpoint. Any other error (and
+/// a server that does not come back) ends the run.
+async fn recover(store: &mut Store, e: StoreError) -> Result<(), StoreError> {
+    match store.reconnect_if_lost().await {
+        Ok(true) => {
+            tracing::warn!(error = %e, "the store's connection was lost: connected again, the batch is fetched again");
+            Ok(())
+        }
+        Ok(false) => Err(e),
+        Err(again) => {
+            tracing::error!(error = %again, "the store's server did not come back");
+            Err(e)
+        }
+    }
 }
 
 /// Records this run in the store and warns of any other run using it
@@ -604,25 +642,38 @@ async fn send_loop(
     loop {
         let finished = *done.borrow_and_update();
         // The last pass of a `--once` run tries everything unsent.
-        let s = if finished && once { sender.send_all(&mut store).await? } else { sender.send_due(&mut store).await? };
-        total.sent += s.sent;
-        total.failed += s.failed;
-        if finished {
-            break;
+        let r = async {
+            let s =
+                if finished && once { sender.send_all(&mut store).await? } else { sender.send_due(&mut store).await? };
+            total.sent += s.sent;
+            total.failed += s.failed;
+            if finished {
+                return Ok(None);
+            }
+            // Until the engine queues more, the next retry is due, or the
+            // engine is done (and at least once a minute); while mail waits
+            // for a server, soon enough to see it back.
+            let mut wait = match store.next_mail_due().await? {
+                Some(t) => Duration::from_secs(u64::try_from(t - clock()).unwrap_or(0)).min(SEND_POLL),
+                None => SEND_POLL,
+            };
+            if s.sent > 0 {
+                probe.reset();
+            }
+            if store.waits_for_server().await? {
+                wait = wait.min(probe.fail());
+            }
+            Ok(Some(wait))
         }
-        // Until the engine queues more, the next retry is due, or the
-        // engine is done (and at least once a minute); while mail waits
-        // for a server, soon enough to see it back.
-        let mut wait = match store.next_mail_due().await? {
-            Some(t) => Duration::from_secs(u64::try_from(t - clock()).unwrap_or(0)).min(SEND_POLL),
-            None => SEND_POLL,
+        .await;
+        let wait = match r {
+            Ok(Some(wait)) => wait,
+            Ok(None) => break,
+            Err(e) => {
+                recover(&mut store, e).await?;
+                Duration::ZERO
+            }
         };
-        if s.sent > 0 {
-            probe.reset();
-        }
-        if store.waits_for_server().await? {
-            wait = wait.min(probe.fail());
-        }
         tokio::select! {
             _ = queued.notified() => {}
             _ = tokio::time::sleep(wait.max(Duration::from_millis(100))) => {}

@@ -245,3 +245,82 @@ fn classify_reads_the_config() {
     let configured = json_lines(&out);
     assert_eq!(configured[0]["kind"], "discussion", "the bot's own mail");
 }
+
+/// A PostgreSQL store no server answers for: every store command says
+/// which server it could not reach, and exits 2 (a run-time failure).
+#[test]
+fn an_unreachable_postgres_store_is_exit_2_naming_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = crate::util::dovecot::free_port();
+    std::fs::write(
+        dir.path().join("c.toml"),
+        format!("[store]\nurl = \"postgres://lkpbot@127.0.0.1:{port}/lkpbot\"\npassword_env = \"LKPBOT_TEST_NO_PW\"\n"),
+    )
+    .unwrap();
+    for args in [&["cases", "--json"][..], &["ingest", "/dev/null"], &["outbox"]] {
+        let out = Command::new(env!("CARGO_BIN_EXE_lkpbot"))
+            .args(["--config", "c.toml"])
+            .args(args)
+            .env("LKPBOT_TEST_NO_PW", "secret")
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(&format!("127.0.0.1:{port}")), "{args:?}: {err}");
+        assert!(!err.contains("secret"), "{args:?}: the password shown: {err}");
+    }
+}
+
+/// `store copy` round-trips a store through PostgreSQL unchanged: the
+/// lifecycle corpus (or, without the corpus outside CI, the thread
+/// fixtures) imported into a SQLite file, copied into an empty
+/// PostgreSQL database and from there into a new SQLite file, shows the
+/// same `cases --json --state all` and `outbox --json` all three times;
+/// a target that holds anything is refused (exit 1) and left as it was.
+#[test]
+fn store_copy_round_trips_through_postgres_unchanged() {
+    let Some(server) = crate::util::postgres::shared() else { return };
+    let url = server.create_db();
+    let dir = tempfile::tempdir().unwrap();
+    let mbox = match std::env::var_os("CI").is_some() || crate::util::shared().is_some() {
+        true => crate::util::shared_file("corpus/lkp-lifecycle.mbox"),
+        false => None,
+    };
+    let inputs: Vec<String> = match mbox {
+        Some(m) => vec![m.display().to_string()],
+        None => crate::util::files_with_suffix(&crate::util::fixtures().join("threads"), ".mbox")
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect(),
+    };
+    let cfg = dir.path().join("pg.toml");
+    std::fs::write(&cfg, format!("[store]\nurl = \"{url}\"\n")).unwrap();
+    let run = |args: &[&str]| {
+        let out = lkpbot(args, dir.path());
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let mut ingest = vec!["--db", "a.db", "ingest"];
+    ingest.extend(inputs.iter().map(String::as_str));
+    run(&ingest);
+    let views = |store: &[&str]| {
+        ["cases --json --state all", "outbox --json"].map(|c| {
+            let mut args = store.to_vec();
+            args.extend(c.split(' '));
+            run(&args)
+        })
+    };
+    let want = views(&["--db", "a.db"]);
+    assert!(want[0].len() > 1000, "{}", want[0]);
+    let copied = run(&["--db", "a.db", "store", "copy", "--to", &url]);
+    assert!(copied.lines().any(|l| l.starts_with("cases") && !l.ends_with(" 0")), "{copied}");
+    assert_eq!(views(&["--config", "pg.toml"]), want, "SQLite -> PostgreSQL changed the store");
+    run(&["--config", "pg.toml", "store", "copy", "--to", "b.db"]);
+    assert_eq!(views(&["--db", "b.db"]), want, "PostgreSQL -> SQLite changed the store");
+    // Into a store that holds something: refused, nothing written.
+    let again = lkpbot(&["--db", "a.db", "store", "copy", "--to", &url], dir.path());
+    assert_eq!(again.status.code(), Some(1), "{}", String::from_utf8_lossy(&again.stderr));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("not empty"), "{}", String::from_utf8_lossy(&again.stderr));
+    assert_eq!(views(&["--config", "pg.toml"]), want);
+}

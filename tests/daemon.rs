@@ -611,3 +611,67 @@ fn a_message_expunged_before_its_fetch_is_skipped() {
     let uids: Vec<&str> = got.iter().map(|t| t.rsplit(':').next().unwrap()).collect();
     assert_eq!(uids, ["1", "3", "4"]);
 }
+
+/// A PostgreSQL store killed (an immediate shutdown: no checkpoint, every
+/// connection cut) and started again under a running bot following a
+/// Maildir: mail delivered before, while the server is down and after is
+/// each stored once, and the cases are those `ingest` makes of it all.
+#[test]
+fn a_postgres_restart_under_a_running_bot_loses_and_doubles_nothing() {
+    let Some(mut pg) = crate::util::postgres::PgServer::start_durable() else { return };
+    let url = pg.create_db();
+    let dir = tempfile::tempdir().unwrap();
+    let md = dir.path().join("md");
+    for sub in ["new", "cur", "tmp"] {
+        std::fs::create_dir_all(md.join(sub)).unwrap();
+    }
+    let cfg = dir.path().join("lkpbot.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[store]\nurl = \"{url}\"\n[bot]\nstale_days = 0\n[[sources]]\nkind = \"maildir\"\npath = \"md\"\n\
+             poll_seconds = 1\n"
+        ),
+    )
+    .unwrap();
+    let msgs = crate::thread::all_fixture_messages();
+    let deliver = |from: usize, to: usize| {
+        for (i, m) in msgs.iter().enumerate().take(to).skip(from) {
+            std::fs::write(md.join("tmp").join(format!("{i}.eml")), m).unwrap();
+            std::fs::rename(md.join("tmp").join(format!("{i}.eml")), md.join("new").join(format!("{i}.eml"))).unwrap();
+        }
+    };
+    let db = url.rsplit('/').next().unwrap().to_string();
+    let stored = |pg: &crate::util::postgres::PgServer| -> usize {
+        pg.try_psql(&db, "SELECT COUNT(*) FROM messages").map_or(0, |n| n.parse().unwrap())
+    };
+    let distinct = |n: usize| -> usize {
+        msgs[..n].iter().map(|m| lkpbot::mail::parse(m).message_id).collect::<std::collections::BTreeSet<_>>().len()
+    };
+    let third = msgs.len() / 3;
+    deliver(0, third);
+    let bot = spawn_bot(&cfg, &["run"]);
+    wait_for("the first third stored", Duration::from_secs(30), || stored(&pg) == distinct(third));
+    pg.crash();
+    deliver(third, 2 * third);
+    std::thread::sleep(Duration::from_secs(2));
+    pg.launch();
+    deliver(2 * third, msgs.len());
+    let start = Instant::now();
+    while stored(&pg) != distinct(msgs.len()) {
+        assert!(start.elapsed() < Duration::from_secs(60), "not everything stored: {}", bot_log(&cfg));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(stored(&pg), distinct(msgs.len()));
+    let out = stop(bot);
+    assert!(out.status.success(), "{}", bot_log(&cfg));
+    assert!(bot_log(&cfg).contains("connected again"), "{}", bot_log(&cfg));
+    let got = block_on(async {
+        let at = lkpbot::store::Location::postgres(&url, None).unwrap();
+        let mut s = Store::connect(&at).await.unwrap();
+        canonical(&s.cases(CaseFilter::All, true).await.unwrap())
+    });
+    let want = ingested(&msgs);
+    assert!(first_difference(&want, &got).is_none(), "{}", first_difference(&want, &got).unwrap_or_default());
+}

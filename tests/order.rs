@@ -11,7 +11,7 @@ use std::path::Path;
 use proptest::prelude::*;
 
 use lkpbot::case::{CaseFilter, CaseRecord};
-use lkpbot::store::Store;
+use lkpbot::store::{Location, Store};
 
 use crate::thread::{block_on, engine, env, fixture_messages};
 use crate::util;
@@ -85,9 +85,14 @@ pub fn first_difference(a: &BTreeMap<String, String>, b: &BTreeMap<String, Strin
 /// Imports `parts` into one store file in `dir`, each part by its own
 /// engine (one transaction per `batch` messages), and returns the cases.
 pub async fn import_parts(dir: &Path, parts: &[Vec<Vec<u8>>], batch: usize) -> Vec<CaseRecord> {
-    let path = dir.join("lkpbot.db");
+    import_parts_at(&Location::Sqlite(dir.join("lkpbot.db")), parts, batch).await
+}
+
+/// [`import_parts`] into the store at `at` (a SQLite file or a
+/// PostgreSQL database).
+pub async fn import_parts_at(at: &Location, parts: &[Vec<Vec<u8>>], batch: usize) -> Vec<CaseRecord> {
     for part in parts {
-        let mut engine = engine(Store::open(&path).await.unwrap());
+        let mut engine = engine(Store::connect(at).await.unwrap());
         for (i, m) in part.iter().enumerate() {
             engine.push(env(m)).await.unwrap();
             if (i + 1) % batch.max(1) == 0 {
@@ -96,13 +101,35 @@ pub async fn import_parts(dir: &Path, parts: &[Vec<Vec<u8>>], batch: usize) -> V
         }
         engine.finish().await.unwrap();
     }
-    let mut store = Store::open(&path).await.unwrap();
+    let mut store = Store::connect(at).await.unwrap();
     store.cases(CaseFilter::All, true).await.unwrap()
 }
 
-fn import(parts: &[Vec<Vec<u8>>], batch: usize) -> BTreeMap<String, String> {
+/// The cases of `parts` imported into a fresh store: a SQLite file, or
+/// with `postgres` a fresh PostgreSQL database (`None` when there is no
+/// PostgreSQL here: the test skips).
+fn import(parts: &[Vec<Vec<u8>>], batch: usize, postgres: bool) -> Option<BTreeMap<String, String>> {
     let dir = tempfile::tempdir().unwrap();
-    canonical(&block_on(import_parts(dir.path(), parts, batch)))
+    let at = if postgres {
+        Location::postgres(&util::postgres::fresh_db()?, None).unwrap()
+    } else {
+        Location::Sqlite(dir.path().join("lkpbot.db"))
+    };
+    Some(canonical(&block_on(import_parts_at(&at, parts, batch))))
+}
+
+/// `parts` of a permutation of `all`, cut at `cuts`.
+fn split(all: &[Vec<u8>], order: &[usize], cuts: Vec<usize>) -> Vec<Vec<Vec<u8>>> {
+    let shuffled: Vec<Vec<u8>> = order.iter().map(|&i| all[i].clone()).collect();
+    let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c % (shuffled.len() + 1)).collect();
+    cuts.sort();
+    let mut parts = Vec::new();
+    let mut last = 0;
+    for c in cuts.into_iter().chain([shuffled.len()]) {
+        parts.push(shuffled[last..c.max(last)].to_vec());
+        last = c.max(last);
+    }
+    parts
 }
 
 /// Every thread fixture's messages, in file order.
@@ -123,17 +150,26 @@ proptest! {
         batch in 1usize..8,
     ) {
         let all = fixture_threads();
-        let want = import(std::slice::from_ref(&all), 1024);
-        let shuffled: Vec<Vec<u8>> = order.iter().map(|&i| all[i].clone()).collect();
-        let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c % (shuffled.len() + 1)).collect();
-        cuts.sort();
-        let mut parts = Vec::new();
-        let mut last = 0;
-        for c in cuts.into_iter().chain([shuffled.len()]) {
-            parts.push(shuffled[last..c.max(last)].to_vec());
-            last = c.max(last);
-        }
-        let got = import(&parts, batch);
+        let want = import(std::slice::from_ref(&all), 1024, false).unwrap();
+        let got = import(&split(&all, &order, cuts), batch, false).unwrap();
+        prop_assert!(first_difference(&want, &got).is_none(), "{}", first_difference(&want, &got).unwrap_or_default());
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 6, ..ProptestConfig::default() })]
+
+    /// The same on PostgreSQL, against the SQLite import of the files in
+    /// order: the two backends give the same cases, in any order.
+    #[test]
+    fn any_order_and_split_on_postgres_gives_the_cases_of_sqlite(
+        order in Just(fixture_threads().len()).prop_flat_map(|n| Just((0..n).collect::<Vec<usize>>()).prop_shuffle()),
+        cuts in proptest::collection::vec(0usize..64, 0..3),
+        batch in 1usize..8,
+    ) {
+        let all = fixture_threads();
+        let want = import(std::slice::from_ref(&all), 1024, false).unwrap();
+        let Some(got) = import(&split(&all, &order, cuts), batch, true) else { return Ok(()) };
         prop_assert!(first_difference(&want, &got).is_none(), "{}", first_difference(&want, &got).unwrap_or_default());
     }
 }
@@ -164,7 +200,7 @@ fn corpus_in_any_order_gives_the_same_cases() {
         }
     }
     for (name, order) in [("reversed", &reversed), ("interleaved halves", &interleaved)] {
-        let got = import(std::slice::from_ref(order), 1024);
+        let got = import(std::slice::from_ref(order), 1024, false).unwrap();
         if let Some(d) = first_difference(&forward, &got) {
             panic!("{name}: {d}");
         }

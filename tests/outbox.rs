@@ -57,7 +57,21 @@ fn wait_until(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
 /// The second run says that it is not alone.
 #[test]
 fn two_runs_on_one_store_send_each_mail_once() {
+    two_runs_send_each_mail_once(false);
+}
+
+/// The same on one PostgreSQL database: the runs are two writers whose
+/// transactions interleave.
+#[test]
+fn two_runs_on_one_postgres_send_each_mail_once() {
+    two_runs_send_each_mail_once(true);
+}
+
+fn two_runs_send_each_mail_once(postgres: bool) {
     let Some(s) = stack("") else { return };
+    if postgres && !s.use_postgres() {
+        return;
+    }
     // More replies to one sender than the hourly budget has.
     let text = std::fs::read_to_string(&s.cfg).unwrap().replace(
         "stale_days = 0\n",
@@ -108,9 +122,21 @@ fn two_runs_on_one_store_send_each_mail_once() {
 /// once its claim lapses; it is sent once, neither lost nor doubled.
 #[test]
 fn a_sender_killed_mid_send_neither_loses_nor_doubles_its_mail() {
+    killed_sender_neither_loses_nor_doubles(false);
+}
+
+#[test]
+fn a_sender_killed_mid_send_on_postgres_neither_loses_nor_doubles_its_mail() {
+    killed_sender_neither_loses_nor_doubles(true);
+}
+
+fn killed_sender_neither_loses_nor_doubles(postgres: bool) {
     // The server waits 3 s before it answers DATA: time to kill the bot
     // with the transaction open.
     let Some(s) = stack_with("", "smtpd_data_restrictions = sleep 3, permit\n") else { return };
+    if postgres && !s.use_postgres() {
+        return;
+    }
     let text = std::fs::read_to_string(&s.cfg).unwrap().replace("[smtp]\n", "[smtp]\ntimeout_seconds = 5\n");
     std::fs::write(&s.cfg, text).unwrap();
     s.d.append("bot", &[report(), reply("kill1@example.org", "Alice <alice@example.org>", "", "#lkp status", 60)]);

@@ -67,6 +67,17 @@ pub(crate) fn stack_full(bot: &str, extra: &str, main_cf: &str) -> Option<Stack>
 }
 
 impl Stack {
+    /// Moves the stack's store to a fresh PostgreSQL database; false
+    /// when there is no PostgreSQL here (the test skips).
+    pub(crate) fn use_postgres(&self) -> bool {
+        let Some(url) = crate::util::postgres::fresh_db() else { return false };
+        let text = std::fs::read_to_string(&self.cfg).unwrap();
+        assert!(text.contains("[store]\npath = \"store.db\"\n"));
+        let text = text.replace("[store]\npath = \"store.db\"\n", &format!("[store]\nurl = \"{url}\"\n"));
+        std::fs::write(&self.cfg, text).unwrap();
+        true
+    }
+
     pub(crate) fn lkpbot(&self, args: &[&str]) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_lkpbot"));
         c.arg("--config").arg(&self.cfg).args(args).env(PASSWORD_ENV, "botpass").env("RUST_LOG", "info");

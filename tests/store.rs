@@ -3,7 +3,7 @@
 //! checksums the idempotency tests rely on.
 
 use lkpbot::model::MessageId;
-use lkpbot::store::{Store, StoreError, rows::MessageRow, schema_version};
+use lkpbot::store::{Location, Store, StoreError, rows::MessageRow, schema_version};
 use sqlx::Connection;
 
 use crate::thread::{block_on, fixture_messages, ingest_into};
@@ -16,6 +16,16 @@ fn plain(id: &str, reply_to: Option<&str>) -> Vec<u8> {
         if reply_to.is_some() { "Re: [PATCH] net: tidy" } else { "[PATCH] net: tidy" }
     )
     .into_bytes()
+}
+
+/// Where the store tests run: a SQLite file in `dir`, and a fresh
+/// PostgreSQL database when PostgreSQL is here.
+fn backends(dir: &std::path::Path) -> Vec<Location> {
+    let mut out = vec![Location::Sqlite(dir.join("lkpbot.db"))];
+    if let Some(url) = crate::util::postgres::fresh_db() {
+        out.push(Location::postgres(&url, None).unwrap());
+    }
+    out
 }
 
 fn row(id: &str) -> MessageRow {
@@ -117,8 +127,15 @@ fn cases_opened_before_the_noise_columns_get_them_from_their_reports() {
 
 #[test]
 fn messages_are_unique_by_message_id() {
-    block_on(async {
-        let mut store = Store::open_in_memory().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for at in backends(dir.path()) {
+        block_on(messages_are_unique_at(&at));
+    }
+}
+
+async fn messages_are_unique_at(at: &Location) {
+    {
+        let mut store = Store::connect(at).await.unwrap();
         let mut tx = store.begin().await.unwrap();
         assert_eq!(tx.insert_messages(vec![row("a@x")]).await.unwrap(), 1);
         assert_eq!(tx.insert_messages(vec![row("a@x"), row("b@x")]).await.unwrap(), 1);
@@ -126,7 +143,7 @@ fn messages_are_unique_by_message_id() {
         assert_eq!(known.len(), 2);
         assert!(known.values().all(|k| !k.settled));
         tx.commit().await.unwrap();
-    });
+    }
 }
 
 /// Raw bytes are kept for case messages and for replies waiting for an
@@ -173,8 +190,15 @@ fn raw_bytes_only_for_case_messages_and_waiting_replies() {
 /// The checksums the idempotency tests compare do see a changed value.
 #[test]
 fn table_stats_see_every_change() {
-    block_on(async {
-        let mut store = Store::open_in_memory().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for at in backends(dir.path()) {
+        block_on(table_stats_see_every_change_at(&at));
+    }
+}
+
+async fn table_stats_see_every_change_at(at: &Location) {
+    {
+        let mut store = Store::connect(at).await.unwrap();
         let mut tx = store.begin().await.unwrap();
         tx.insert_messages(vec![row("a@x")]).await.unwrap();
         tx.commit().await.unwrap();
@@ -193,7 +217,7 @@ fn table_stats_see_every_change() {
         let raw = |s: &[lkpbot::store::TableStat]| s.iter().find(|x| x.table == "raw_messages").unwrap().clone();
         assert_eq!(raw(&again).rows, raw(&after).rows);
         assert_ne!(raw(&again).checksum, raw(&after).checksum);
-    });
+    }
 }
 
 /// ARCHITECTURE.md: only `store` speaks SQL, and `thread` never reaches
@@ -304,13 +328,18 @@ fn checkpoints_are_stored_with_their_messages() {
 /// handles on one file (as two processes have).
 #[test]
 fn a_claimed_mail_is_one_senders_until_the_claim_lapses() {
-    use lkpbot::store::{Claim, Failure, MailState, NewMail};
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("lkpbot.db");
+    for at in backends(dir.path()) {
+        block_on(a_claimed_mail_is_one_senders_at(&at));
+    }
+}
+
+async fn a_claimed_mail_is_one_senders_at(at: &Location) {
+    use lkpbot::store::{Claim, Failure, MailState, NewMail};
     let claim = |owner: &str, now: i64| Claim { owner: owner.into(), now, mail_lease: 50, command_lease: 500 };
-    block_on(async {
-        let mut a = Store::open(&path).await.unwrap();
-        let mut b = Store::open(&path).await.unwrap();
+    {
+        let mut a = Store::connect(at).await.unwrap();
+        let mut b = Store::connect(at).await.unwrap();
         let mut tx = a.begin().await.unwrap();
         for n in 0..2 {
             let m = NewMail {
@@ -356,5 +385,35 @@ fn a_claimed_mail_is_one_senders_until_the_claim_lapses() {
         assert_eq!(due.id, second.id);
         assert_eq!(due.state, MailState::Failing);
         assert_eq!(due.attempts, 2);
+    }
+}
+
+/// A PostgreSQL store whose schema is newer than this lkpbot is refused
+/// by the writer and the reader alike, before anything is touched.
+#[test]
+fn a_postgres_store_from_a_newer_lkpbot_is_refused() {
+    let Some(server) = crate::util::postgres::shared() else { return };
+    let url = server.create_db();
+    let at = Location::postgres(&url, None).unwrap();
+    block_on(async { drop(Store::connect(&at).await.unwrap()) });
+    let db = url.rsplit('/').next().unwrap();
+    server.psql(
+        db,
+        &format!(
+            "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) \
+             VALUES ({}, 'future', TRUE, '\\x00', 0)",
+            schema_version() + 1
+        ),
+    );
+    block_on(async {
+        for r in [Store::connect(&at).await.map(drop), lkpbot::store::Reader::connect(&at).await.map(drop)] {
+            match r {
+                Err(StoreError::TooNew { found, known, .. }) => {
+                    assert_eq!((found, known), (schema_version() + 1, schema_version()))
+                }
+                Err(e) => panic!("unexpected error: {e}"),
+                Ok(()) => panic!("a newer schema was accepted"),
+            }
+        }
     });
 }

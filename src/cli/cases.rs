@@ -2,7 +2,7 @@
 //! table, a timeline or JSON. A missing store is a usage error (exit 1),
 //! and nothing is created.
 
-use std::path::Path;
+use crate::store::Location;
 
 use anyhow::Context;
 
@@ -19,7 +19,7 @@ fn parse_filter(state: &str) -> Result<CaseFilter, Failure> {
 /// `lkpbot cases [--json] [--state S] [--sort S]`: in the order the
 /// web's list takes the same `sort` in, else by id.
 pub fn list(
-    db: &Path,
+    db: &Location,
     state: &str,
     sort: Option<&str>,
     json: bool,
@@ -54,7 +54,7 @@ pub fn list(
 }
 
 /// `lkpbot case ID [--json]`
-pub fn show(db: &Path, id: i64, json: bool, now: i64, archive_url: &str) -> Result<(), Failure> {
+pub fn show(db: &Location, id: i64, json: bool, now: i64, archive_url: &str) -> Result<(), Failure> {
     let rt = runtime()?;
     let case = rt.block_on(async {
         let store = reader(db).await?;

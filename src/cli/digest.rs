@@ -1,7 +1,7 @@
 //! `lkpbot digest --print/--json`: a week's digest from the store, sent
 //! nowhere.
 
-use std::path::Path;
+use crate::store::Location;
 
 use anyhow::Context;
 
@@ -12,7 +12,7 @@ use crate::case::CaseFilter;
 /// `lkpbot digest [--print] [--json] [--date D]`: the digest of a week as
 /// the lists get it, from the store, sending nothing.
 pub fn digest(
-    db: &Path,
+    db: &Location,
     week: &crate::digest::Week,
     plan: &crate::engine::DigestPlan,
     bot: &crate::config::BotConfig,

@@ -3,7 +3,9 @@
 //! summary; `--act` sends what it answered.
 
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+
+use crate::store::Location;
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -15,7 +17,7 @@ use crate::engine::{Engine, IngestStats, Settings};
 
 /// `lkpbot ingest PATH...`
 pub fn ingest(
-    db: &Path,
+    db: &Location,
     paths: &[PathBuf],
     settings: Settings,
     send: Option<(crate::config::Config, PathBuf)>,

@@ -7,6 +7,7 @@
 
 mod cases;
 mod classify;
+mod copy;
 mod digest;
 mod failure;
 mod ingest;
@@ -37,7 +38,8 @@ pub struct Cli {
     /// Configuration file (TOML); without it the embedded defaults apply.
     #[arg(long, global = true, env = "LKPBOT_CONFIG")]
     pub config: Option<PathBuf>,
-    /// Store path; overrides the config file.
+    /// SQLite store file; overrides the config file's `[store]` (its
+    /// `path`, and its `url` too).
     #[arg(long, global = true, env = "LKPBOT_DB")]
     pub db: Option<PathBuf>,
     /// How logs are written to stderr.
@@ -53,6 +55,19 @@ pub enum LogFormat {
     Human,
     /// One JSON object per event.
     Json,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum StoreCommand {
+    /// Copies the store (`--db`, else `[store]`) into an empty PostgreSQL
+    /// database or SQLite file, either way; refuses a target that holds
+    /// anything.
+    Copy {
+        /// A `postgres://` URL (the password in it or in PGPASSWORD) or
+        /// a SQLite file's path.
+        #[arg(long)]
+        to: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -132,6 +147,11 @@ pub enum CliCommand {
         /// The case as one JSON object.
         #[arg(long)]
         json: bool,
+    },
+    /// The store itself.
+    Store {
+        #[command(subcommand)]
+        command: StoreCommand,
     },
     /// The read-only web dashboard and JSON API over the store, until
     /// SIGINT or SIGTERM; safe beside `run` on the same store.
@@ -251,12 +271,25 @@ pub fn acting_settings_with_auth(
     Ok(s)
 }
 
+/// Where the store is: `--db` (a SQLite file) wins over the config's
+/// `[store]`, whose `url` wins over its `path`.
+fn store_location(cli: &Cli, cfg: &Config) -> Result<crate::store::Location, Failure> {
+    use crate::store::Location;
+    if let Some(path) = &cli.db {
+        return Ok(Location::Sqlite(path.clone()));
+    }
+    let Some(url) = &cfg.store.url else { return Ok(Location::Sqlite(cfg.store.path.clone())) };
+    let config_path = cli.config.as_deref().unwrap_or(std::path::Path::new("lkpbot.toml"));
+    let password = cfg.store.password(config_path).map_err(|e| Failure::usage(e.into()))?;
+    Location::postgres(url, password).map_err(|e| Failure::usage(e.into()))
+}
+
 pub fn run(cli: Cli) -> Result<(), Failure> {
     let cfg = match &cli.config {
         Some(path) => Config::load(path).map_err(|e| Failure::usage(e.into()))?,
         None => Config::default(),
     };
-    let db = cli.db.clone().unwrap_or_else(|| cfg.store.path.clone());
+    let db = store_location(&cli, &cfg)?;
     match cli.command {
         CliCommand::Classify { json, paths } => classify::classify_paths(&paths, json, &settings(&cfg).classify),
         CliCommand::Run { once } => run::run(&cfg, cli.config.as_deref(), &db, once, now),
@@ -287,6 +320,7 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
             cases::list(&db, &state, sort.as_deref(), json, now(), &cfg.bot.archive_url)
         }
         CliCommand::Case { id, json } => cases::show(&db, id, json, now(), &cfg.bot.archive_url),
+        CliCommand::Store { command: StoreCommand::Copy { to } } => copy::copy(&db, &to),
         CliCommand::Serve { listen } => {
             serve::serve(&db, listen.as_deref().unwrap_or(&cfg.web.listen), &cfg.bot.archive_url, now)
         }

@@ -1,7 +1,7 @@
 //! `lkpbot outbox`: the outgoing mail, queued, sent and failing, as a
 //! table or as JSON.
 
-use std::path::Path;
+use crate::store::Location;
 
 use anyhow::Context;
 use serde_json::{Value, json};
@@ -13,7 +13,7 @@ use crate::store::OutboxMail;
 use crate::text::cut;
 
 /// `lkpbot outbox [--json]`
-pub fn outbox(db: &Path, json: bool) -> Result<(), Failure> {
+pub fn outbox(db: &Location, json: bool) -> Result<(), Failure> {
     let rt = runtime()?;
     let mails = rt.block_on(async {
         let store = reader(db).await?;

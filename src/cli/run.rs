@@ -13,12 +13,12 @@ use crate::config::Config;
 use crate::daemon::{self, RunSettings, Shutdown};
 use crate::deliver::Mailer;
 use crate::engine::Engine;
-use crate::store::Store;
+use crate::store::{Location, Store};
 
 pub(super) fn run(
     cfg: &Config,
     config_path: Option<&Path>,
-    db: &Path,
+    db: &Location,
     once: bool,
     clock: daemon::Clock,
 ) -> Result<(), Failure> {
@@ -35,7 +35,7 @@ pub(super) fn run(
         let sender = Mailer::from_config(cfg, config_path, clock).map_err(|e| Failure::usage(e.into()))?;
         let store = open(db).await?;
         // The sender writes what it sent through a connection of its own.
-        let outbox_store = Store::open(db).await.map_err(|e| Failure::runtime(e.into()))?;
+        let outbox_store = Store::connect(db).await.map_err(|e| Failure::runtime(e.into()))?;
         let engine = Engine::new(store, super::acting_settings_with_auth(cfg, Some(config_path), clock)?);
         let (stop, shutdown) = Shutdown::new();
         tokio::spawn(async move {
@@ -93,7 +93,7 @@ pub(super) async fn wait_for_signal() {
 pub(super) fn send_digest(
     cfg: &Config,
     config_path: &Path,
-    db: &Path,
+    db: &Location,
     week: &crate::digest::Week,
     plan: &crate::engine::DigestPlan,
     clock: daemon::Clock,

@@ -1,14 +1,14 @@
 //! `lkpbot serve [--listen ADDR]`: the dashboard over the store, until
 //! SIGINT or SIGTERM. The server itself is `web`.
 
+use crate::store::Location;
 use std::net::SocketAddr;
-use std::path::Path;
 
 use anyhow::Context;
 
 use super::failure::Failure;
 
-pub(super) fn serve(db: &Path, listen: &str, archive: &str, clock: fn() -> i64) -> Result<(), Failure> {
+pub(super) fn serve(db: &Location, listen: &str, archive: &str, clock: fn() -> i64) -> Result<(), Failure> {
     let addr: SocketAddr = listen.parse().map_err(|_| {
         Failure::usage(anyhow::anyhow!("cannot listen on {listen:?}: not an address (e.g. 127.0.0.1:8080)"))
     })?;
@@ -23,8 +23,8 @@ pub(super) fn serve(db: &Path, listen: &str, archive: &str, clock: fn() -> i64) 
             .with_context(|| format!("cannot listen on {addr}"))
             .map_err(Failure::runtime)?;
         let bound = listener.local_addr().map_or(addr, |a| a);
-        tracing::info!(address = %bound, store = %db.display(), "serving the dashboard");
-        eprintln!("lkpbot: serving {} on http://{bound}/", db.display());
+        tracing::info!(address = %bound, store = %db, "serving the dashboard");
+        eprintln!("lkpbot: serving {} on http://{bound}/", db);
         let app = crate::web::App::new(reader.clone(), clock, archive);
         let stop = async {
             super::run::wait_for_signal().await;

@@ -3,10 +3,9 @@
 //! stdout.
 
 use std::io::Write;
-use std::path::Path;
 
 use super::failure::Failure;
-use crate::store::{Reader, Store, StoreError};
+use crate::store::{Location, Reader, Store, StoreError};
 
 pub(super) fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
     tokio::runtime::Builder::new_current_thread()
@@ -15,14 +14,14 @@ pub(super) fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
         .map_err(|e| Failure::runtime(anyhow::Error::new(e).context("cannot start the async runtime")))
 }
 
-pub(super) async fn open(db: &Path) -> Result<Store, Failure> {
-    Store::open(db).await.map_err(|e| Failure::runtime(e.into()))
+pub(super) async fn open(db: &Location) -> Result<Store, Failure> {
+    Store::connect(db).await.map_err(|e| Failure::runtime(e.into()))
 }
 
 /// The read side of an existing store; a missing store is the user's
 /// mistake (exit 1), anything else a run-time failure.
-pub(super) async fn reader(db: &Path) -> Result<Reader, Failure> {
-    Reader::open(db).await.map_err(|e| match e {
+pub(super) async fn reader(db: &Location) -> Result<Reader, Failure> {
+    Reader::connect(db).await.map_err(|e| match e {
         StoreError::Missing { .. } => Failure::usage(e.into()),
         e => Failure::runtime(e.into()),
     })

@@ -8,8 +8,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use sqlx::{AssertSqlSafe, Row};
-
+use super::db::query;
 use super::rows;
 use super::{StoreError, Tx, err};
 use crate::case::commit_prefix;
@@ -45,7 +44,7 @@ fn event_keys(events: &[Event]) -> Vec<(EventKey, &Event)> {
         .collect()
 }
 
-type Query<'q> = sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments>;
+type Query<'q> = super::db::Query<'q>;
 
 /// Binds what an event says besides its time, kind and message, in the
 /// order both statements that write events name them: verdict, fix
@@ -69,7 +68,7 @@ impl Tx<'_> {
         what: &'static str,
     ) -> Result<Vec<CaseView>, StoreError>
     where
-        V: sqlx::Encode<'v, sqlx::Sqlite> + sqlx::Type<sqlx::Sqlite> + Copy + Send + Sync + 'v,
+        V: Into<super::db::Arg<'v>> + Copy + Send + Sync + 'v,
     {
         let select = format!("SELECT {} FROM cases c WHERE {condition} IN", rows::CASE_COLUMNS);
         let rows = super::select_in(&mut self.tx, &select, suffix, values, what).await?;
@@ -136,15 +135,17 @@ impl Tx<'_> {
         Ok(self.case_views_where("c.report_message_id", "", &[report.as_str()], "read cases").await?.pop())
     }
 
-    /// Opens a case; its report message must be stored already.
+    /// Opens a case; its report message must be stored already. Its id
+    /// is the highest so far plus one, as SQLite numbers rows by itself,
+    /// on both backends (under the write lock, so never contended).
     pub async fn open_case(&mut self, f: &CaseFacts) -> Result<CaseId, StoreError> {
         let state = f.kind.initial_state();
-        let row = sqlx::query(
-            "INSERT INTO cases (kind, state, title, report_message_id, report_to, opened_at, updated_at, commit_sha, \
-             commit_prefix, commit_subject, tree, branch, testcase, metric, change_pct, direction, signature, \
-             subject_key, patch_key, base_stddev_pct, new_stddev_pct) \
-             VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20) \
-             RETURNING id",
+        let row = query(
+            "INSERT INTO cases (id, kind, state, title, report_message_id, report_to, opened_at, updated_at, \
+             commit_sha, commit_prefix, commit_subject, tree, branch, testcase, metric, change_pct, direction, \
+             signature, subject_key, patch_key, base_stddev_pct, new_stddev_pct) \
+             VALUES ((SELECT COALESCE(MAX(id), 0) + 1 FROM cases), $1, $2, $3, $4, $5, $6, $6, $7, $8, $9, $10, $11, \
+             $12, $13, $14, $15, $16, $17, $18, $19, $20) RETURNING id",
         )
         .bind(f.kind.as_str())
         .bind(state.as_str())
@@ -166,7 +167,7 @@ impl Tx<'_> {
         .bind(f.patch_key.as_deref())
         .bind(f.base_stddev_pct)
         .bind(f.new_stddev_pct)
-        .fetch_one(&mut *self.tx)
+        .fetch_one(&mut self.tx)
         .await
         .map_err(err("open a case"))?;
         Ok(CaseId(row.try_get(0).map_err(err("open a case"))?))
@@ -175,9 +176,9 @@ impl Tx<'_> {
     /// Deletes a case with its events and memberships (its report turned
     /// out to repeat another case's); returns the messages that were in it.
     pub async fn delete_case(&mut self, case: CaseId) -> Result<Vec<MessageId>, StoreError> {
-        let rows = sqlx::query("SELECT message_id FROM case_messages WHERE case_id = $1 ORDER BY message_id")
+        let rows = query("SELECT message_id FROM case_messages WHERE case_id = $1 ORDER BY message_id")
             .bind(case.0)
-            .fetch_all(&mut *self.tx)
+            .fetch_all(&mut self.tx)
             .await
             .map_err(err("read case messages"))?;
         let members = rows
@@ -189,21 +190,21 @@ impl Tx<'_> {
             "DELETE FROM case_messages WHERE case_id = $1",
             "DELETE FROM cases WHERE id = $1",
         ] {
-            sqlx::query(sql).bind(case.0).execute(&mut *self.tx).await.map_err(err("delete a case"))?;
+            query(sql).bind(case.0).execute(&mut self.tx).await.map_err(err("delete a case"))?;
         }
         Ok(members)
     }
 
     /// Puts a message in a case, or changes the rung that put it there.
     pub async fn attach(&mut self, case: CaseId, message: &MessageId, strategy: Strategy) -> Result<(), StoreError> {
-        sqlx::query(
+        query(
             "INSERT INTO case_messages (case_id, message_id, strategy) VALUES ($1, $2, $3) \
              ON CONFLICT (case_id, message_id) DO UPDATE SET strategy = excluded.strategy",
         )
         .bind(case.0)
         .bind(message.as_str())
         .bind(strategy.as_str())
-        .execute(&mut *self.tx)
+        .execute(&mut self.tx)
         .await
         .map_err(err("attach a message to a case"))?;
         Ok(())
@@ -215,10 +216,10 @@ impl Tx<'_> {
             "DELETE FROM events WHERE case_id = $1 AND message_id = $2",
             "DELETE FROM case_messages WHERE case_id = $1 AND message_id = $2",
         ] {
-            sqlx::query(sql)
+            query(sql)
                 .bind(case.0)
                 .bind(message.as_str())
-                .execute(&mut *self.tx)
+                .execute(&mut self.tx)
                 .await
                 .map_err(err("detach a message from a case"))?;
         }
@@ -239,12 +240,12 @@ impl Tx<'_> {
             rows::EVENT_COLUMNS,
             if message.is_some() { "e.message_id = $2" } else { "e.message_id IS NULL AND e.kind = $2" }
         );
-        let q = sqlx::query(AssertSqlSafe(sql)).bind(case.0);
+        let q = query(sql).bind(case.0);
         let q = match message {
             Some(m) => q.bind(m.as_str()),
             None => q.bind(EventKind::Stale.as_str()),
         };
-        let rows = q.fetch_all(&mut *self.tx).await.map_err(err("read events"))?;
+        let rows = q.fetch_all(&mut self.tx).await.map_err(err("read events"))?;
         let mut have: BTreeMap<EventKey, (i64, Event)> = BTreeMap::new();
         for row in &rows {
             let id: i64 = row.try_get("id").map_err(err("read events"))?;
@@ -259,12 +260,12 @@ impl Tx<'_> {
             match have.remove(key) {
                 Some((_, old)) if &old == *e => {}
                 Some((id, _)) => {
-                    let q = sqlx::query(
+                    let q = query(
                         "UPDATE events SET at = $2, verdict = $3, fix_commit = $4, note = $5, tree = $6, \
                          by_addr = $7, tag = $8, tree_commit = $9 WHERE id = $1",
                     );
                     bind_details(q.bind(id).bind(e.at), e)
-                        .execute(&mut *self.tx)
+                        .execute(&mut self.tx)
                         .await
                         .map_err(err("update an event"))?;
                     changed = true;
@@ -276,9 +277,9 @@ impl Tx<'_> {
             }
         }
         for (id, _) in have.into_values() {
-            sqlx::query("DELETE FROM events WHERE id = $1")
+            query("DELETE FROM events WHERE id = $1")
                 .bind(id)
-                .execute(&mut *self.tx)
+                .execute(&mut self.tx)
                 .await
                 .map_err(err("delete an event"))?;
             changed = true;
@@ -287,12 +288,12 @@ impl Tx<'_> {
     }
 
     pub(super) async fn insert_event(&mut self, case: CaseId, e: &Event, seq: i64) -> Result<(), StoreError> {
-        let q = sqlx::query(
+        let q = query(
             "INSERT INTO events (case_id, at, kind, message_id, seq, verdict, fix_commit, note, tree, by_addr, tag, \
              tree_commit) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
         );
         let q = q.bind(case.0).bind(e.at).bind(e.kind.as_str()).bind(e.message_id.as_ref().map(MessageId::as_str));
-        bind_details(q.bind(seq), e).execute(&mut *self.tx).await.map_err(err("record an event"))?;
+        bind_details(q.bind(seq), e).execute(&mut self.tx).await.map_err(err("record an event"))?;
         Ok(())
     }
 
@@ -302,15 +303,14 @@ impl Tx<'_> {
             "SELECT {} FROM events e WHERE e.case_id = $1 ORDER BY e.at, e.kind, e.message_id, e.seq",
             rows::EVENT_COLUMNS
         );
-        let rows =
-            sqlx::query(AssertSqlSafe(sql)).bind(case.0).fetch_all(&mut *self.tx).await.map_err(err("read events"))?;
+        let rows = query(sql).bind(case.0).fetch_all(&mut self.tx).await.map_err(err("read events"))?;
         rows.iter().map(|r| rows::event(r).map(|(_, e)| e)).collect()
     }
 
     /// Adds an event no message caused (stale marks aside): the bot's own
     /// doings, like a retest request timing out.
     pub async fn add_event(&mut self, case: CaseId, e: &Event) -> Result<(), StoreError> {
-        sqlx::query(
+        query(
             "INSERT INTO events (case_id, at, kind, message_id, seq, verdict, fix_commit, note) \
              VALUES ($1, $2, $3, NULL, 0, NULL, NULL, $4)",
         )
@@ -318,7 +318,7 @@ impl Tx<'_> {
         .bind(e.at)
         .bind(e.kind.as_str())
         .bind(e.note.as_deref())
-        .execute(&mut *self.tx)
+        .execute(&mut self.tx)
         .await
         .map_err(err("record an event"))?;
         Ok(())
@@ -338,7 +338,7 @@ impl Tx<'_> {
 
     /// Stores the replay of a case's events.
     async fn set_progress(&mut self, case: CaseId, p: &Replayed, opened_at: i64) -> Result<(), StoreError> {
-        sqlx::query(
+        query(
             "UPDATE cases SET state = $2, updated_at = $3, verdict = $4, fix_commit = $5, fix_message_id = $6, \
              custom_title = $7 WHERE id = $1",
         )
@@ -349,7 +349,7 @@ impl Tx<'_> {
         .bind(p.fix_commit.as_deref())
         .bind(p.fix_message_id.as_ref().map(MessageId::as_str))
         .bind(p.title.as_deref())
-        .execute(&mut *self.tx)
+        .execute(&mut self.tx)
         .await
         .map_err(err("update a case"))?;
         Ok(())

@@ -6,14 +6,13 @@
 //! Keys are strings made by `thread::keys` (`dep_message`, `dep_subject`,
 //! `dep_commit`). The filter holds every key of the table (added to
 //! before each insert, never removed from); it is filled from the table
-//! at a connection's first write transaction and again whenever `PRAGMA
-//! data_version` shows that another connection committed since.
+//! at a connection's first write transaction and again whenever the
+//! store's write version (`db::write_version`: SQLite's `PRAGMA
+//! data_version`) shows that another connection committed since.
 
 use std::collections::BTreeSet;
 
-use sqlx::sqlite::SqliteConnection;
-use sqlx::{AssertSqlSafe, Row};
-
+use super::db::{self, AsDb, query};
 use super::filter::Filter;
 use super::{StoreError, Tx, err, insert_sql, padded};
 use crate::model::MessageId;
@@ -21,7 +20,8 @@ use crate::model::MessageId;
 #[derive(Default)]
 pub(super) struct DepFilter {
     keys: Filter,
-    /// `PRAGMA data_version` when the filter was filled; `None` before.
+    /// The write version this connection's last write left
+    /// (`db::write_version`); `None` before the first.
     version: Option<i64>,
 }
 
@@ -29,23 +29,21 @@ impl DepFilter {
     /// Fills the filter again if another connection committed since it
     /// was filled. Called at the start of every write transaction (which
     /// holds the write lock, so nothing commits during it).
-    pub(super) async fn refresh(&mut self, conn: &mut SqliteConnection) -> Result<(), StoreError> {
-        let version: i64 = sqlx::query("PRAGMA data_version")
-            .fetch_one(&mut *conn)
-            .await
-            .and_then(|r| r.try_get(0))
-            .map_err(err("read the data version"))?;
-        if self.version == Some(version) {
+    pub(super) async fn refresh(&mut self, conn: &mut impl AsDb) -> Result<(), StoreError> {
+        let (seen, mine) = db::write_version(conn).await.map_err(err("read the data version"))?;
+        if self.version == Some(seen) {
+            self.version = Some(mine);
             return Ok(());
         }
-        use futures_util::TryStreamExt;
         let mut keys = Filter::default();
-        let mut rows = sqlx::query("SELECT DISTINCT dep_key FROM thread_deps").fetch(conn);
-        while let Some(row) = rows.try_next().await.map_err(err("read thread dependencies"))? {
-            let key: &str = row.try_get(0).map_err(err("read thread dependencies"))?;
-            keys.insert(key);
-        }
-        *self = DepFilter { keys, version: Some(version) };
+        query("SELECT DISTINCT dep_key FROM thread_deps")
+            .for_each(conn, "read thread dependencies", |row| {
+                let key: &str = row.try_get(0).map_err(err("read thread dependencies"))?;
+                keys.insert(key);
+                Ok(())
+            })
+            .await?;
+        *self = DepFilter { keys, version: Some(mine) };
         Ok(())
     }
 }
@@ -79,9 +77,9 @@ impl Tx<'_> {
             let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
             return self.add_deps(id, &keys).await;
         }
-        let rows = sqlx::query("SELECT dep_key FROM thread_deps WHERE message_id = $1")
+        let rows = query("SELECT dep_key FROM thread_deps WHERE message_id = $1")
             .bind(id.as_str())
-            .fetch_all(&mut *self.tx)
+            .fetch_all(&mut self.tx)
             .await
             .map_err(err("read thread dependencies"))?;
         let have: BTreeSet<String> =
@@ -93,11 +91,11 @@ impl Tx<'_> {
                 "DELETE FROM thread_deps WHERE message_id = ? AND dep_key IN ({})",
                 super::placeholders(chunk.len())
             );
-            let mut q = sqlx::query(AssertSqlSafe(sql)).bind(id.as_str());
+            let mut q = query(sql).bind(id.as_str());
             for k in chunk {
                 q = q.bind(*k);
             }
-            q.execute(&mut *self.tx).await.map_err(err("drop thread dependencies"))?;
+            q.execute(&mut self.tx).await.map_err(err("drop thread dependencies"))?;
         }
         let new: Vec<&str> = want.into_iter().filter(|k| !have.contains(*k)).collect();
         self.add_deps(id, &new).await
@@ -116,11 +114,11 @@ impl Tx<'_> {
                 chunk.len(),
                 "ON CONFLICT (dep_key, message_id) DO NOTHING",
             );
-            let mut q = sqlx::query(AssertSqlSafe(sql));
+            let mut q = query(sql);
             for (k, id) in chunk {
                 q = q.bind(k.as_str()).bind(id.as_str());
             }
-            q.execute(&mut *self.tx).await.map_err(err("record thread dependencies"))?;
+            q.execute(&mut self.tx).await.map_err(err("record thread dependencies"))?;
         }
         Ok(())
     }

@@ -3,21 +3,20 @@
 //! summary. Which cases the message is in is not among them (that is
 //! `case_messages`, and may change as other messages arrive).
 
+use super::db::query;
 use super::{StoreError, Tx, err};
 use crate::model::{MessageId, Verdict};
 
 impl Tx<'_> {
     /// A robot report's facts (`facts` is their JSON).
     pub async fn insert_report(&mut self, message: &MessageId, kind: &str, facts: &str) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT INTO reports (message_id, kind, facts) VALUES ($1, $2, $3) ON CONFLICT (message_id) DO NOTHING",
-        )
-        .bind(message.as_str())
-        .bind(kind)
-        .bind(facts)
-        .execute(&mut *self.tx)
-        .await
-        .map_err(err("store report facts"))?;
+        query("INSERT INTO reports (message_id, kind, facts) VALUES ($1, $2, $3) ON CONFLICT (message_id) DO NOTHING")
+            .bind(message.as_str())
+            .bind(kind)
+            .bind(facts)
+            .execute(&mut self.tx)
+            .await
+            .map_err(err("store report facts"))?;
         Ok(())
     }
 
@@ -31,7 +30,7 @@ impl Tx<'_> {
         verdict: Option<Verdict>,
         facts: &str,
     ) -> Result<(), StoreError> {
-        sqlx::query(
+        query(
             "INSERT INTO retests (message_id, idx, fix_commit, metric, verdict, facts) VALUES ($1, $2, $3, $4, $5, $6) \
              ON CONFLICT (message_id, idx) DO NOTHING",
         )
@@ -41,7 +40,7 @@ impl Tx<'_> {
         .bind(metric)
         .bind(verdict.map(|v| v.as_str()))
         .bind(facts)
-        .execute(&mut *self.tx)
+        .execute(&mut self.tx)
         .await
         .map_err(err("store a retest"))?;
         Ok(())
@@ -55,7 +54,7 @@ impl Tx<'_> {
         s: &crate::classify::build_error::BuildSummary,
         facts: &str,
     ) -> Result<(), StoreError> {
-        sqlx::query(
+        query(
             "INSERT INTO build_summaries (message_id, date, status, tree, branch, head, facts) \
              VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (message_id) DO NOTHING",
         )
@@ -66,7 +65,7 @@ impl Tx<'_> {
         .bind(s.branch.as_deref())
         .bind(s.head.as_deref())
         .bind(facts)
-        .execute(&mut *self.tx)
+        .execute(&mut self.tx)
         .await
         .map_err(err("store a build summary"))?;
         Ok(())

@@ -5,8 +5,7 @@
 
 use std::collections::HashMap;
 
-use sqlx::{AssertSqlSafe, Row};
-
+use super::db::query;
 use super::{StoreError, Tx, err, insert_sql, padded, rows};
 use crate::model::MessageId;
 
@@ -23,11 +22,11 @@ impl Tx<'_> {
     pub async fn insert_keys(&mut self, keys: &[(String, MessageId)]) -> Result<(), StoreError> {
         for chunk in padded(keys) {
             let sql = insert_sql("message_keys (key, message_id)", 2, chunk.len(), "ON CONFLICT DO NOTHING");
-            let mut q = sqlx::query(AssertSqlSafe(sql));
+            let mut q = query(sql);
             for (key, id) in chunk {
                 q = q.bind(key.as_str()).bind(id.as_str());
             }
-            q.execute(&mut *self.tx).await.map_err(err("store message keys"))?;
+            q.execute(&mut self.tx).await.map_err(err("store message keys"))?;
         }
         Ok(())
     }
@@ -45,9 +44,9 @@ impl Tx<'_> {
 
     /// The keys `id` offers that start with `prefix`, in order.
     pub async fn keys_of(&mut self, id: &MessageId, prefix: &str) -> Result<Vec<String>, StoreError> {
-        let rows = sqlx::query("SELECT key FROM message_keys WHERE message_id = $1 ORDER BY key")
+        let rows = query("SELECT key FROM message_keys WHERE message_id = $1 ORDER BY key")
             .bind(id.as_str())
-            .fetch_all(&mut *self.tx)
+            .fetch_all(&mut self.tx)
             .await
             .map_err(err("read message keys"))?;
         let mut out = Vec::new();

@@ -3,9 +3,7 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use sqlx::sqlite::SqliteConnection;
-use sqlx::{AssertSqlSafe, Row};
-
+use super::db::{AsDb, query};
 use super::rows::{self, MessageRow};
 use super::{StoreError, Tx, err, insert_sql, padded};
 use crate::case::{CaseId, Strategy};
@@ -32,8 +30,8 @@ impl Tx<'_> {
         let mut out = HashMap::with_capacity(rows.len());
         for row in rows {
             let id: String = row.try_get(0).map_err(err("look up messages"))?;
-            let settled: bool = row.try_get(1).map_err(err("look up messages"))?;
-            out.insert(rows::message_id(&id)?, Known { settled });
+            let settled: i64 = row.try_get(1).map_err(err("look up messages"))?;
+            out.insert(rows::message_id(&id)?, Known { settled: settled != 0 });
         }
         Ok(out)
     }
@@ -61,9 +59,9 @@ impl Tx<'_> {
 
     /// The cases a message is in, with the rung that put it there.
     pub async fn memberships(&mut self, id: &MessageId) -> Result<Vec<(CaseId, Strategy)>, StoreError> {
-        let rows = sqlx::query("SELECT case_id, strategy FROM case_messages WHERE message_id = $1 ORDER BY case_id")
+        let rows = query("SELECT case_id, strategy FROM case_messages WHERE message_id = $1 ORDER BY case_id")
             .bind(id.as_str())
-            .fetch_all(&mut *self.tx)
+            .fetch_all(&mut self.tx)
             .await
             .map_err(err("read case messages"))?;
         rows.iter()
@@ -86,7 +84,7 @@ impl Tx<'_> {
                 chunk.len(),
                 "ON CONFLICT (message_id) DO NOTHING",
             );
-            let mut q = sqlx::query(AssertSqlSafe(sql));
+            let mut q = query(sql);
             for m in chunk {
                 q = q
                     .bind(m.message_id.as_str())
@@ -96,9 +94,9 @@ impl Tx<'_> {
                     .bind(m.date)
                     .bind(m.fetched_at)
                     .bind(m.problems)
-                    .bind(m.settled);
+                    .bind(i64::from(m.settled));
             }
-            n += q.execute(&mut *self.tx).await.map_err(err("insert messages"))?.rows_affected();
+            n += q.execute(&mut self.tx).await.map_err(err("insert messages"))?.rows_affected();
         }
         Ok(n)
     }
@@ -108,23 +106,23 @@ impl Tx<'_> {
         for chunk in padded(raws) {
             let sql =
                 insert_sql("raw_messages (message_id, bytes)", 2, chunk.len(), "ON CONFLICT (message_id) DO NOTHING");
-            let mut q = sqlx::query(AssertSqlSafe(sql));
+            let mut q = query(sql);
             for (id, bytes) in chunk {
                 q = q.bind(id.as_str()).bind(*bytes);
             }
-            q.execute(&mut *self.tx).await.map_err(err("store raw bytes"))?;
+            q.execute(&mut self.tx).await.map_err(err("store raw bytes"))?;
         }
         Ok(())
     }
 
     /// A message's kept bytes and when it was fetched.
     pub async fn raw(&mut self, id: &MessageId) -> Result<Option<(Vec<u8>, i64)>, StoreError> {
-        let row = sqlx::query(
+        let row = query(
             "SELECT r.bytes, m.fetched_at FROM raw_messages r JOIN messages m ON m.message_id = r.message_id \
              WHERE r.message_id = $1",
         )
         .bind(id.as_str())
-        .fetch_optional(&mut *self.tx)
+        .fetch_optional(&mut self.tx)
         .await
         .map_err(err("read raw bytes"))?;
         let Some(row) = row else { return Ok(None) };
@@ -134,12 +132,12 @@ impl Tx<'_> {
     /// Records how a message's sender was authenticated (when it
     /// arrived: verified once, read back when it is threaded again).
     pub async fn set_auth(&mut self, id: &MessageId, auth: &crate::model::Auth) -> Result<(), StoreError> {
-        sqlx::query("UPDATE messages SET auth = $2, auth_author = $3, auth_reason = $4 WHERE message_id = $1")
+        query("UPDATE messages SET auth = $2, auth_author = $3, auth_reason = $4 WHERE message_id = $1")
             .bind(id.as_str())
             .bind(auth.label())
             .bind(auth.author.as_deref())
             .bind(&auth.reason)
-            .execute(&mut *self.tx)
+            .execute(&mut self.tx)
             .await
             .map_err(err("record a sender's authentication"))?;
         Ok(())
@@ -148,9 +146,9 @@ impl Tx<'_> {
     /// How a stored message's sender was authenticated (`none` when it
     /// never was verified).
     pub async fn message_auth(&mut self, id: &MessageId) -> Result<crate::model::Auth, StoreError> {
-        let row = sqlx::query("SELECT auth, auth_author, auth_reason FROM messages WHERE message_id = $1")
+        let row = query("SELECT auth, auth_author, auth_reason FROM messages WHERE message_id = $1")
             .bind(id.as_str())
-            .fetch_optional(&mut *self.tx)
+            .fetch_optional(&mut self.tx)
             .await
             .map_err(err("read a sender's authentication"))?;
         let Some(row) = row else { return Ok(crate::model::Auth::default()) };
@@ -161,10 +159,10 @@ impl Tx<'_> {
     /// the loop breaker): decided once, read back when it is threaded
     /// again.
     pub async fn set_withheld(&mut self, id: &MessageId, why: &str) -> Result<(), StoreError> {
-        sqlx::query("UPDATE messages SET withheld = $2 WHERE message_id = $1")
+        query("UPDATE messages SET withheld = $2 WHERE message_id = $1")
             .bind(id.as_str())
             .bind(why)
-            .execute(&mut *self.tx)
+            .execute(&mut self.tx)
             .await
             .map_err(err("record why a mail was not acted on"))?;
         Ok(())
@@ -172,9 +170,9 @@ impl Tx<'_> {
 
     /// Why the bot did not act on a stored message, if it decided so.
     pub async fn withheld(&mut self, id: &MessageId) -> Result<Option<String>, StoreError> {
-        let row = sqlx::query("SELECT withheld FROM messages WHERE message_id = $1")
+        let row = query("SELECT withheld FROM messages WHERE message_id = $1")
             .bind(id.as_str())
-            .fetch_optional(&mut *self.tx)
+            .fetch_optional(&mut self.tx)
             .await
             .map_err(err("read why a mail was not acted on"))?;
         row.map_or(Ok(None), |r| r.try_get(0).map_err(err("read why a mail was not acted on")))
@@ -188,14 +186,15 @@ impl Tx<'_> {
         case: CaseId,
         since: i64,
     ) -> Result<Vec<(MessageId, Option<String>, i64, Option<String>)>, StoreError> {
-        let rows = sqlx::query(
+        let rows = query(
             "SELECT m.message_id, m.from_addr, m.fetched_at, m.withheld \
              FROM case_messages cm JOIN messages m ON m.message_id = cm.message_id \
-             WHERE cm.case_id = $1 AND (m.fetched_at >= $2 OR m.withheld IS NOT NULL)",
+             WHERE cm.case_id = $1 AND (m.fetched_at >= $2 OR m.withheld IS NOT NULL) \
+             ORDER BY m.fetched_at, m.message_id",
         )
         .bind(case.0)
         .bind(since)
-        .fetch_all(&mut *self.tx)
+        .fetch_all(&mut self.tx)
         .await
         .map_err(err("read a case's recent messages"))?;
         let mut out = Vec::with_capacity(rows.len());
@@ -215,17 +214,17 @@ impl Tx<'_> {
     /// its threading depended on go (`fresh`: stored just now, it depended
     /// on nothing yet). Returns false when it was already.
     pub async fn settle(&mut self, id: &MessageId, fresh: bool) -> Result<bool, StoreError> {
-        let r = sqlx::query("UPDATE messages SET settled = 1 WHERE message_id = $1 AND settled = 0")
+        let r = query("UPDATE messages SET settled = 1 WHERE message_id = $1 AND settled = 0")
             .bind(id.as_str())
-            .execute(&mut *self.tx)
+            .execute(&mut self.tx)
             .await
             .map_err(err("settle a message"))?;
         if r.rows_affected() == 0 {
             return Ok(false);
         }
-        sqlx::query("DELETE FROM raw_messages WHERE message_id = $1")
+        query("DELETE FROM raw_messages WHERE message_id = $1")
             .bind(id.as_str())
-            .execute(&mut *self.tx)
+            .execute(&mut self.tx)
             .await
             .map_err(err("drop raw bytes"))?;
         self.set_deps(id, &[], fresh).await?;
@@ -237,9 +236,9 @@ impl Tx<'_> {
     /// `keys` itself: lifecycle mail waiting for what it names. Whether
     /// it was not marked yet.
     pub async fn settle_waiting(&mut self, id: &MessageId, keys: &[String], fresh: bool) -> Result<bool, StoreError> {
-        let r = sqlx::query("UPDATE messages SET settled = 1 WHERE message_id = $1 AND settled = 0")
+        let r = query("UPDATE messages SET settled = 1 WHERE message_id = $1 AND settled = 0")
             .bind(id.as_str())
-            .execute(&mut *self.tx)
+            .execute(&mut self.tx)
             .await
             .map_err(err("settle a message"))?;
         self.set_deps(id, keys, fresh).await?;
@@ -248,8 +247,8 @@ impl Tx<'_> {
 
     /// Which of `ids` their archive removed (never to be stored again).
     pub async fn removed(&mut self, ids: &[&str]) -> Result<HashSet<MessageId>, StoreError> {
-        let any = sqlx::query("SELECT 1 FROM removed_messages LIMIT 1")
-            .fetch_optional(&mut *self.tx)
+        let any = query("SELECT 1 FROM removed_messages LIMIT 1")
+            .fetch_optional(&mut self.tx)
             .await
             .map_err(err("look up removed messages"))?;
         if any.is_none() {
@@ -272,10 +271,10 @@ impl Tx<'_> {
 
     /// Records that the archive removed `id`.
     pub async fn record_removal(&mut self, id: &MessageId, at: i64) -> Result<(), StoreError> {
-        sqlx::query("INSERT INTO removed_messages (message_id, removed_at) VALUES ($1, $2) ON CONFLICT DO NOTHING")
+        query("INSERT INTO removed_messages (message_id, removed_at) VALUES ($1, $2) ON CONFLICT DO NOTHING")
             .bind(id.as_str())
             .bind(at)
-            .execute(&mut *self.tx)
+            .execute(&mut self.tx)
             .await
             .map_err(err("record a removed message"))?;
         Ok(())
@@ -286,12 +285,12 @@ impl Tx<'_> {
     /// case it opened is the caller's, first). Returns the cases it was
     /// in, to replay, or `None` when it was not stored.
     pub async fn delete_message(&mut self, id: &MessageId) -> Result<Option<BTreeSet<CaseId>>, StoreError> {
-        let rows = sqlx::query(
+        let rows = query(
             "SELECT case_id FROM case_messages WHERE message_id = $1 \
              UNION SELECT case_id FROM events WHERE message_id = $1",
         )
         .bind(id.as_str())
-        .fetch_all(&mut *self.tx)
+        .fetch_all(&mut self.tx)
         .await
         .map_err(err("read a message's cases"))?;
         let cases = rows
@@ -310,11 +309,11 @@ impl Tx<'_> {
             "DELETE FROM message_keys WHERE message_id = $1",
             "DELETE FROM raw_messages WHERE message_id = $1",
         ] {
-            sqlx::query(sql).bind(id.as_str()).execute(&mut *self.tx).await.map_err(err("delete a message"))?;
+            query(sql).bind(id.as_str()).execute(&mut self.tx).await.map_err(err("delete a message"))?;
         }
-        let gone = sqlx::query("DELETE FROM messages WHERE message_id = $1")
+        let gone = query("DELETE FROM messages WHERE message_id = $1")
             .bind(id.as_str())
-            .execute(&mut *self.tx)
+            .execute(&mut self.tx)
             .await
             .map_err(err("delete a message"))?;
         Ok((gone.rows_affected() > 0).then_some(cases))
@@ -322,22 +321,22 @@ impl Tx<'_> {
 
     /// Records where `source` has got to.
     pub async fn set_checkpoint(&mut self, source: &str, token: &str, at: i64) -> Result<(), StoreError> {
-        sqlx::query(
+        query(
             "INSERT INTO checkpoints (source, token, updated_at) VALUES ($1, $2, $3) \
              ON CONFLICT (source) DO UPDATE SET token = excluded.token, updated_at = excluded.updated_at",
         )
         .bind(source)
         .bind(token)
         .bind(at)
-        .execute(&mut *self.tx)
+        .execute(&mut self.tx)
         .await
         .map_err(err("record a checkpoint"))?;
         Ok(())
     }
 }
 
-pub(super) async fn checkpoint(conn: &mut SqliteConnection, source: &str) -> Result<Option<String>, StoreError> {
-    let row = sqlx::query("SELECT token FROM checkpoints WHERE source = $1")
+pub(super) async fn checkpoint(conn: &mut impl AsDb, source: &str) -> Result<Option<String>, StoreError> {
+    let row = query("SELECT token FROM checkpoints WHERE source = $1")
         .bind(source)
         .fetch_optional(conn)
         .await

@@ -1,9 +1,12 @@
 //! The store: messages, cases, events, what threading waits for, report
-//! facts and source checkpoints in SQLite, through sqlx's runtime query
-//! API. The only module with SQL.
+//! facts and source checkpoints in SQLite or PostgreSQL, through sqlx's
+//! runtime query API. The only module with SQL.
 //!
-//! Split by concern: `open` opens files and applies the migrations
-//! (`migrations/NNNN_*.sql`, embedded by `sqlx::migrate!`); the write side
+//! One set of store code serves both backends: `db` holds the enums over
+//! sqlx's connections, the one query type, and each named difference of
+//! the two dialects. Split by concern: `open` opens files and servers and
+//! applies the migrations (`migrations/NNNN_*.sql` and
+//! `migrations/postgres/`, embedded by `sqlx::migrate!`); the write side
 //! is a [`Store`] (one connection) handing out [`Tx`]s, whose methods live
 //! beside their tables in `messages`, `cases`, `deps` (with the
 //! Bloom filter of `filter`) and `facts`; the read side is [`read`]: a
@@ -11,13 +14,17 @@
 //! one snapshot. Domain types are mapped to rows by hand in [`rows`]. The
 //! SQL stays portable (see the migration's header).
 //!
-//! Several processes may use one store file: a daemon fetching, a user
-//! importing or listing. Write transactions take the lock at once
-//! (`BEGIN IMMEDIATE`) and wait for each other; readers never block
-//! writers (WAL). Nothing cached in memory outlives another connection's
-//! commit unless it cannot change (see `deps` and `messages.settled`).
+//! Several processes may use one store: a daemon fetching, a user
+//! importing or listing, several daemons on one PostgreSQL. Write
+//! transactions take the lock at once (SQLite's `BEGIN IMMEDIATE`,
+//! PostgreSQL's advisory lock `db::WRITE_LOCK`) and wait for each
+//! other; readers never block writers (WAL; MVCC). Nothing cached in
+//! memory outlives another connection's commit unless it cannot change
+//! (see `deps` and `messages.settled`).
 
 mod cases;
+mod copy;
+mod db;
 mod deps;
 mod facts;
 mod filter;
@@ -31,15 +38,16 @@ mod trees;
 
 use std::path::{Path, PathBuf};
 
-use sqlx::sqlite::{SqliteConnection, SqliteRow};
-use sqlx::{AssertSqlSafe, Connection, Row};
+use db::{AsDb, Conn, DbTx, Row, query};
 
 use crate::case::{CaseFilter, CaseRecord};
 use crate::model::Fnv;
 
 pub use cases::StaleSweep;
+pub use copy::CopyStats;
+pub use db::Backend;
 pub use keys::Head;
-pub use open::schema_version;
+pub use open::{Location, schema_version};
 pub use outbox::{Claim, Failure, MailState, NewMail, OutboxMail, RetestRequest, RunRecord};
 pub use read::Reader;
 pub use trees::TreeKeys;
@@ -55,6 +63,16 @@ pub enum StoreError {
         #[source]
         source: std::io::Error,
     },
+    /// The PostgreSQL server did not answer (or refused the login).
+    #[error("cannot reach the store's PostgreSQL server at {at}: {source}")]
+    Unreachable {
+        at: String,
+        #[source]
+        source: sqlx::Error,
+    },
+    /// `store copy` into a store that holds something already.
+    #[error("the store at {0} is not empty: copy only into an empty store")]
+    NotEmpty(String),
     #[error("cannot open the store at {path}: {source}")]
     Open {
         path: PathBuf,
@@ -112,27 +130,52 @@ const TABLES: &[&str] = &[
 
 /// The write side: one connection, one transaction at a time.
 pub struct Store {
-    conn: SqliteConnection,
+    conn: Conn,
     path: PathBuf,
     deps: deps::DepFilter,
+    /// How to connect again when the server went away (PostgreSQL).
+    again: Option<open::Reconnect>,
 }
 
 impl Store {
     /// Opens (creating if needed) the store file and brings its schema up
     /// to date. Safe when several processes open a new file at once.
     pub async fn open(path: &Path) -> Result<Store, StoreError> {
-        let conn = open::writer(path).await?;
-        Ok(Store { conn, path: path.to_path_buf(), deps: deps::DepFilter::default() })
+        let conn = Conn::Sqlite(open::writer(path).await?);
+        Ok(Store { conn, path: path.to_path_buf(), deps: deps::DepFilter::default(), again: None })
+    }
+
+    /// Opens the store at `at`: a SQLite file (as [`Store::open`]) or a
+    /// PostgreSQL database, whose schema is brought up to date.
+    pub async fn connect(at: &Location) -> Result<Store, StoreError> {
+        match at {
+            Location::Sqlite(path) => Store::open(path).await,
+            Location::Postgres(pg) => {
+                let (conn, again) = open::pg_writer(pg).await?;
+                Ok(Store {
+                    conn: Conn::Pg(conn),
+                    path: PathBuf::from(pg.to_string()),
+                    deps: deps::DepFilter::default(),
+                    again: Some(again),
+                })
+            }
+        }
     }
 
     /// A private store in memory, for tests and dry runs.
     pub async fn open_in_memory() -> Result<Store, StoreError> {
-        let conn = open::in_memory().await?;
-        Ok(Store { conn, path: PathBuf::from(":memory:"), deps: deps::DepFilter::default() })
+        let conn = Conn::Sqlite(open::in_memory().await?);
+        Ok(Store { conn, path: PathBuf::from(":memory:"), deps: deps::DepFilter::default(), again: None })
     }
 
+    /// The SQLite file, or the PostgreSQL database's URL without its
+    /// password.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.conn.backend()
     }
 
     /// Closes the connection. The last connection to close folds the WAL
@@ -142,16 +185,33 @@ impl Store {
         self.conn.close().await.map_err(err("close the store"))
     }
 
+    /// Connects again if the server went away since the last statement
+    /// (PostgreSQL only: a restarted or failed-over server), waiting
+    /// with backoff until it answers. A write transaction that the lost
+    /// connection was in was never committed, so none is half-stored:
+    /// the caller writes its batch again.
+    pub async fn reconnect_if_lost(&mut self) -> Result<bool, StoreError> {
+        let Some(again) = &self.again else { return Ok(false) };
+        let Conn::Pg(c) = &mut self.conn else { return Ok(false) };
+        if sqlx::Connection::ping(c).await.is_ok() {
+            return Ok(false);
+        }
+        self.conn = Conn::Pg(again.connect_with_backoff().await?);
+        // What others committed meanwhile is unknown: read the filter again.
+        self.deps = deps::DepFilter::default();
+        Ok(true)
+    }
+
     /// Starts a write transaction; nothing is visible to others until
     /// [`Tx::commit`].
     ///
-    /// The write lock is taken at once (`BEGIN IMMEDIATE`), so no other
-    /// process commits while the transaction runs. If one did since the
-    /// last transaction (another `lkpbot` on the same file), the
-    /// dependency filter is filled again from its table: it must never
-    /// miss a key that is in it.
+    /// The write lock is taken at once (`BEGIN IMMEDIATE`; PostgreSQL's
+    /// advisory lock), so no other process commits a write while the
+    /// transaction runs. If one did since the last transaction (another
+    /// `lkpbot` on the same store), the dependency filter is filled again
+    /// from its table: it must never miss a key that is in it.
     pub async fn begin(&mut self) -> Result<Tx<'_>, StoreError> {
-        let mut tx = self.conn.begin_with("BEGIN IMMEDIATE").await.map_err(err("begin a transaction"))?;
+        let mut tx = self.conn.begin_write().await.map_err(err("begin a transaction"))?;
         self.deps.refresh(&mut tx).await?;
         Ok(Tx { tx, deps: &mut self.deps })
     }
@@ -162,7 +222,7 @@ impl Store {
         let mut out = Vec::new();
         for &table in TABLES {
             let sql = format!("SELECT * FROM {table} ORDER BY 1, 2");
-            let rows = sqlx::query(AssertSqlSafe(sql)).fetch_all(&mut self.conn).await.map_err(err("read a table"))?;
+            let rows = query(sql).fetch_all(&mut self.conn).await.map_err(err("read a table"))?;
             out.push(TableStat {
                 table,
                 rows: i64::try_from(rows.len()).unwrap_or(i64::MAX),
@@ -183,7 +243,7 @@ impl Store {
     /// The cases `filter` selects, read through this connection (for the
     /// engine's callers and tests; the commands read through [`Reader`]).
     pub async fn cases(&mut self, filter: CaseFilter, detail: bool) -> Result<Vec<CaseRecord>, StoreError> {
-        let mut tx = self.conn.begin().await.map_err(err("begin a read"))?;
+        let mut tx = self.conn.begin_read().await.map_err(err("begin a read"))?;
         let out = read::load_cases(&mut tx, filter, detail).await?;
         tx.commit().await.map_err(err("end a read"))?;
         Ok(out)
@@ -197,7 +257,7 @@ impl Store {
 
 /// FNV-1a over every value of `rows`, for table checksums (stable across
 /// runs and builds).
-fn checksum(table: &str, rows: &[SqliteRow]) -> Result<u64, StoreError> {
+fn checksum(table: &str, rows: &[Row]) -> Result<u64, StoreError> {
     let mut h = Fnv::default();
     for row in rows {
         for i in 0..row.len() {
@@ -223,7 +283,7 @@ fn checksum(table: &str, rows: &[SqliteRow]) -> Result<u64, StoreError> {
 /// Its methods are beside their tables: `messages`, `cases`, `deps`,
 /// `facts`.
 pub struct Tx<'c> {
-    tx: sqlx::Transaction<'c, sqlx::Sqlite>,
+    tx: DbTx<'c>,
     /// Kept a superset of the dependency table's keys: added to before
     /// each insert, never cleared within a connection's life (a rolled
     /// back insert leaves only a false "maybe").
@@ -238,19 +298,19 @@ impl Tx<'_> {
 
 /// Rows of `{select} (?, ...) {suffix}`, the values sent in chunks.
 async fn select_in<'v, V>(
-    conn: &mut SqliteConnection,
+    conn: &mut impl AsDb,
     select: &str,
     suffix: &str,
     values: &'v [V],
     what: &'static str,
-) -> Result<Vec<SqliteRow>, StoreError>
+) -> Result<Vec<Row>, StoreError>
 where
-    V: sqlx::Encode<'v, sqlx::Sqlite> + sqlx::Type<sqlx::Sqlite> + Copy + Send + Sync + 'v,
+    V: Into<db::Arg<'v>> + Copy + Send + Sync + 'v,
 {
     let mut out = Vec::new();
     for chunk in padded(values) {
         let sql = format!("{select} ({}){suffix}", placeholders(chunk.len()));
-        let mut q = sqlx::query(AssertSqlSafe(sql));
+        let mut q = query(sql);
         for v in chunk {
             q = q.bind(*v);
         }
@@ -262,7 +322,7 @@ where
 /// The Message-IDs (the first column) `select ... IN (values)` finds,
 /// each once, in order.
 async fn select_message_ids(
-    conn: &mut SqliteConnection,
+    conn: &mut impl AsDb,
     select: &str,
     values: &[&str],
     what: &'static str,
@@ -279,7 +339,7 @@ async fn select_message_ids(
 /// many values (the rest of the SQL numbers them, `$1`). SQLite resolves a
 /// numbered `$N` by walking the statement's parameter list on every bind,
 /// which is quadratic in a 1,500-value insert; `?` is bound by position.
-/// (A PostgreSQL backend would number them here.)
+/// (PostgreSQL gets them numbered: [`db::numbered`].)
 fn placeholders(n: usize) -> String {
     vec!["?"; n].join(", ")
 }

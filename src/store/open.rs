@@ -1,8 +1,12 @@
-//! Opening store files and bringing their schema up to date.
+//! Opening store files and PostgreSQL databases and bringing their
+//! schema up to date.
 //!
-//! The schema is the numbered files in `migrations/`, embedded at build
-//! time by `sqlx::migrate!` and applied when a writer opens the file (a
-//! store from a newer lkpbot is refused before anything is touched).
+//! The schema is the numbered files in `migrations/` (SQLite) and
+//! `migrations/postgres/` (the same versions in PostgreSQL's DDL),
+//! embedded at build time by `sqlx::migrate!` and applied when a writer
+//! opens the store (a store from a newer lkpbot is refused before
+//! anything is touched). On PostgreSQL sqlx's migrator holds an advisory
+//! lock while it migrates, so writers starting together migrate once.
 //!
 //! Several processes may open a store that does not exist yet: turning a
 //! new file into WAL mode needs an exclusive lock SQLite cannot wait for,
@@ -18,12 +22,169 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use sqlx::migrate::Migrator;
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqliteSynchronous};
-use sqlx::{Connection, Row};
+use sqlx::{ConnectOptions, Connection};
 
+use super::db::{self, AsDb, Conn, Pool};
 use super::{StoreError, err};
 
 static MIGRATOR: Migrator = sqlx::migrate!("./migrations");
+static PG_MIGRATOR: Migrator = sqlx::migrate!("./migrations/postgres");
+
+/// Where a store is: a SQLite file or a PostgreSQL database.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Location {
+    Sqlite(PathBuf),
+    Postgres(Box<PgTarget>),
+}
+
+impl Location {
+    pub fn backend(&self) -> db::Backend {
+        match self {
+            Location::Sqlite(_) => db::Backend::Sqlite,
+            Location::Postgres(_) => db::Backend::Postgres,
+        }
+    }
+
+    /// A PostgreSQL database from a `postgres://` URL and the password
+    /// read from the config's `password_env`/`password_file` (a password
+    /// in the URL itself also works, and wins).
+    pub fn postgres(url: &str, password: Option<String>) -> Result<Location, StoreError> {
+        let opts = PgConnectOptions::from_str(url)
+            .map_err(|source| StoreError::Open { path: PathBuf::from(redact(url)), source })?;
+        Ok(Location::Postgres(Box::new(PgTarget { url: url.to_string(), password, opts })))
+    }
+}
+
+impl std::fmt::Display for Location {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Location::Sqlite(p) => write!(f, "{}", p.display()),
+            Location::Postgres(pg) => write!(f, "{pg}"),
+        }
+    }
+}
+
+/// A PostgreSQL database: its URL and password.
+#[derive(Clone, Debug)]
+pub struct PgTarget {
+    url: String,
+    password: Option<String>,
+    opts: PgConnectOptions,
+}
+
+impl PartialEq for PgTarget {
+    fn eq(&self, other: &PgTarget) -> bool {
+        self.url == other.url && self.password == other.password
+    }
+}
+
+impl Eq for PgTarget {}
+
+impl PgTarget {
+    fn options(&self) -> PgConnectOptions {
+        let o = self.opts.clone().application_name("lkpbot");
+        match &self.password {
+            // A password in the URL wins.
+            Some(p) if redact(&self.url) == self.url => o.password(p),
+            _ => o,
+        }
+    }
+
+    /// `host:port` (or the socket), for errors.
+    fn server(&self) -> String {
+        match self.opts.get_socket() {
+            Some(s) => format!("{} (port {})", s.display(), self.opts.get_port()),
+            None => format!("{}:{}", self.opts.get_host(), self.opts.get_port()),
+        }
+    }
+}
+
+/// The URL without a password in it (`user:***@`).
+fn redact(url: &str) -> String {
+    let Some(start) = url.find("://").map(|i| i + 3) else { return url.to_string() };
+    let rest = &url[start..];
+    let end = rest.find(['/', '?']).unwrap_or(rest.len());
+    match rest[..end].rfind('@').and_then(|at| rest[..at].find(':')) {
+        Some(colon) => {
+            let at = rest[..end].rfind('@').unwrap_or(colon);
+            format!("{}{}:***{}", &url[..start], &rest[..colon], &rest[at..])
+        }
+        None => url.to_string(),
+    }
+}
+
+impl std::fmt::Display for PgTarget {
+    /// The URL without its password.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&redact(&self.url))
+    }
+}
+
+/// How long the first connection to a PostgreSQL server may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Connecting to a PostgreSQL server once, the error naming the server.
+async fn pg_connect(pg: &PgTarget) -> Result<PgConnection, StoreError> {
+    let unreachable = |source| StoreError::Unreachable { at: pg.server(), source };
+    match tokio::time::timeout(CONNECT_TIMEOUT, pg.options().connect()).await {
+        Ok(r) => r.map_err(unreachable),
+        Err(_) => Err(unreachable(sqlx::Error::PoolTimedOut)),
+    }
+}
+
+/// Connects a writer to a PostgreSQL database again, after the server
+/// went away: the delay doubles from one second to a minute, for at most
+/// [`Reconnect::PATIENCE`] in all.
+#[derive(Clone, Debug)]
+pub(super) struct Reconnect(PgTarget);
+
+impl Reconnect {
+    const PATIENCE: Duration = Duration::from_secs(600);
+
+    pub(super) async fn connect_with_backoff(&self) -> Result<PgConnection, StoreError> {
+        let start = tokio::time::Instant::now();
+        let mut wait = Duration::from_secs(1);
+        loop {
+            match pg_connect(&self.0).await {
+                Ok(c) => {
+                    tracing::info!(server = %self.0.server(), "connected to the store again");
+                    return Ok(c);
+                }
+                Err(e) if start.elapsed() + wait > Self::PATIENCE => return Err(e),
+                Err(e) => {
+                    tracing::warn!(error = %e, retry_in_s = wait.as_secs(), "the store's server is away");
+                    tokio::time::sleep(wait).await;
+                    wait = (wait * 2).min(Duration::from_secs(60));
+                }
+            }
+        }
+    }
+}
+
+/// The write connection of a PostgreSQL database, migrated.
+pub(super) async fn pg_writer(pg: &PgTarget) -> Result<(PgConnection, Reconnect), StoreError> {
+    let mut conn = Conn::Pg(pg_connect(pg).await?);
+    let path = PathBuf::from(pg.to_string());
+    migrate(&mut conn, &path).await?;
+    let Conn::Pg(conn) = conn else { unreachable!("a PostgreSQL connection stays one") };
+    Ok((conn, Reconnect(pg.clone())))
+}
+
+/// The read pool of a PostgreSQL database: never creates or migrates.
+pub(super) async fn pg_reader(pg: &PgTarget) -> Result<Pool, StoreError> {
+    let pool = PgPoolOptions::new()
+        .max_connections(4)
+        .min_connections(0)
+        .acquire_timeout(CONNECT_TIMEOUT)
+        .connect_lazy_with(pg.options());
+    // Lazy pools fail at first use: try one connection now.
+    drop(pool.acquire().await.map_err(|source| StoreError::Unreachable { at: pg.server(), source })?);
+    let mut pool = Pool::Pg(pool);
+    check_readable(&mut pool, &PathBuf::from(pg.to_string())).await?;
+    Ok(pool)
+}
 
 /// How long a statement waits for another process's write lock.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -79,11 +240,13 @@ pub(super) async fn writer(path: &Path) -> Result<SqliteConnection, StoreError> 
         .pragma("wal_autocheckpoint", "16384")
         .foreign_keys(true)
         .busy_timeout(BUSY_TIMEOUT);
-    let mut conn = SqliteConnection::connect_with(&opts)
+    let conn = SqliteConnection::connect_with(&opts)
         .await
         .map_err(|source| StoreError::Open { path: path.to_path_buf(), source })?;
+    let mut conn = Conn::Sqlite(conn);
     migrate(&mut conn, path).await?;
     drop(guard);
+    let Conn::Sqlite(conn) = conn else { unreachable!("a SQLite connection stays one") };
     Ok(conn)
 }
 
@@ -100,39 +263,40 @@ pub(super) async fn in_memory() -> Result<SqliteConnection, StoreError> {
     let opts = SqliteConnectOptions::from_str("sqlite::memory:")
         .map_err(|source| StoreError::Open { path: ":memory:".into(), source })?
         .foreign_keys(true);
-    let mut conn = SqliteConnection::connect_with(&opts)
+    let conn = SqliteConnection::connect_with(&opts)
         .await
         .map_err(|source| StoreError::Open { path: ":memory:".into(), source })?;
+    let mut conn = Conn::Sqlite(conn);
     migrate(&mut conn, Path::new(":memory:")).await?;
+    let Conn::Sqlite(conn) = conn else { unreachable!("a SQLite connection stays one") };
     Ok(conn)
 }
 
 /// The highest schema version applied to the store; 0 for a new one.
-async fn applied_version(conn: &mut SqliteConnection) -> Result<i64, StoreError> {
-    let exists = sqlx::query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_sqlx_migrations'")
-        .fetch_optional(&mut *conn)
-        .await
-        .map_err(err("read the schema version"))?
-        .is_some();
-    if !exists {
+async fn applied_version(conn: &mut impl AsDb) -> Result<i64, StoreError> {
+    if !db::table_exists(conn, "_sqlx_migrations").await.map_err(err("read the schema version"))? {
         return Ok(0);
     }
-    sqlx::query("SELECT COALESCE(MAX(version), 0) FROM _sqlx_migrations WHERE success")
-        .fetch_one(&mut *conn)
+    db::query("SELECT COALESCE(MAX(version), 0) FROM _sqlx_migrations WHERE success")
+        .fetch_one(conn)
         .await
         .and_then(|r| r.try_get(0))
         .map_err(err("read the schema version"))
 }
 
 /// Refuses a newer schema, else applies what is missing.
-async fn migrate(conn: &mut SqliteConnection, path: &Path) -> Result<(), StoreError> {
+async fn migrate(conn: &mut Conn, path: &Path) -> Result<(), StoreError> {
     let found = applied_version(conn).await?;
     let known = schema_version();
     if found > known {
         return Err(StoreError::TooNew { path: path.to_path_buf(), found, known });
     }
     if found < known {
-        MIGRATOR.run(&mut *conn).await.map_err(|source| StoreError::Migrate { path: path.to_path_buf(), source })?;
+        let r = match conn {
+            Conn::Sqlite(c) => MIGRATOR.run(&mut *c).await,
+            Conn::Pg(c) => PG_MIGRATOR.run(&mut *c).await,
+        };
+        r.map_err(|source| StoreError::Migrate { path: path.to_path_buf(), source })?;
     }
     Ok(())
 }
@@ -140,7 +304,7 @@ async fn migrate(conn: &mut SqliteConnection, path: &Path) -> Result<(), StoreEr
 /// The read-only pool of a store file; never creates or changes the file.
 /// A store on a read-only medium (where SQLite cannot create the WAL
 /// index beside it) is opened as immutable.
-pub(super) async fn reader(path: &Path) -> Result<SqlitePool, StoreError> {
+pub(super) async fn reader(path: &Path) -> Result<Pool, StoreError> {
     match std::fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(StoreError::Missing { path: path.to_path_buf() });
@@ -169,6 +333,13 @@ pub(super) async fn reader(path: &Path) -> Result<SqlitePool, StoreError> {
             Err(_) => return Err(first),
         },
     };
+    let mut pool = Pool::Sqlite(pool);
+    check_readable(&mut pool, path).await?;
+    Ok(pool)
+}
+
+/// Refuses to read a store whose schema is not this lkpbot's.
+async fn check_readable(pool: &mut Pool, path: &Path) -> Result<(), StoreError> {
     let mut conn = pool.acquire().await.map_err(|source| StoreError::Open { path: path.to_path_buf(), source })?;
     let found = applied_version(&mut conn).await?;
     let known = schema_version();
@@ -186,7 +357,7 @@ pub(super) async fn reader(path: &Path) -> Result<SqlitePool, StoreError> {
             path.display()
         )));
     }
-    Ok(pool)
+    Ok(())
 }
 
 /// A pool of up to four read-only connections, tried once.
@@ -205,6 +376,13 @@ async fn pool_with(opts: SqliteConnectOptions, path: &Path) -> Result<SqlitePool
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn passwords_stay_out_of_names() {
+        assert_eq!(redact("postgres://bot:secret@db:5432/lkpbot"), "postgres://bot:***@db:5432/lkpbot");
+        assert_eq!(redact("postgres://bot@db:5432/lkpbot"), "postgres://bot@db:5432/lkpbot");
+        assert_eq!(redact("postgres://db/lkpbot?user=a:b@c"), "postgres://db/lkpbot?user=a:b@c");
+    }
 
     #[test]
     fn the_lock_sits_beside_the_store() {

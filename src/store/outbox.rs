@@ -10,9 +10,7 @@
 //! marks the row sent or failed. The `runs` table lets each `run` see the
 //! others.
 
-use sqlx::sqlite::{SqliteConnection, SqliteRow};
-use sqlx::{AssertSqlSafe, Row};
-
+use super::db::{AsDb, Row, query};
 use super::{Store, StoreError, Tx, err};
 use crate::case::CaseId;
 use crate::model::MessageId;
@@ -135,7 +133,7 @@ pub struct RetestRequest {
 const MAIL_COLUMNS: &str = "id, cause, kind, case_id, message_id, recipients, sender, subject, created_at, state, \
      attempts, next_attempt_at, sent_at, last_error, failure, claimed_by, claimed_until";
 
-fn mail(row: &SqliteRow, with_raw: bool) -> Result<OutboxMail, StoreError> {
+fn mail(row: &Row, with_raw: bool) -> Result<OutboxMail, StoreError> {
     let g = |e| StoreError::Query { what: "read the outbox", source: e };
     let recipients: String = row.try_get("recipients").map_err(g)?;
     let state: String = row.try_get("state").map_err(g)?;
@@ -169,7 +167,7 @@ fn mail(row: &SqliteRow, with_raw: bool) -> Result<OutboxMail, StoreError> {
     })
 }
 
-fn request(row: &SqliteRow) -> Result<RetestRequest, StoreError> {
+fn request(row: &Row) -> Result<RetestRequest, StoreError> {
     let g = |e| StoreError::Query { what: "read retest requests", source: e };
     let id: String = row.try_get("message_id").map_err(g)?;
     Ok(RetestRequest {
@@ -188,7 +186,7 @@ impl Tx<'_> {
     /// Queues a mail; false when its cause has one already (nothing is
     /// written then).
     pub async fn enqueue(&mut self, m: &NewMail) -> Result<bool, StoreError> {
-        let r = sqlx::query(
+        let r = query(
             "INSERT INTO outbox (cause, kind, case_id, in_reply_to, message_id, addressee, recipients, sender, subject, \
              raw, created_at, state, next_attempt_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'queued', $11) \
              ON CONFLICT (cause) DO NOTHING",
@@ -204,7 +202,7 @@ impl Tx<'_> {
         .bind(&m.subject)
         .bind(&m.raw)
         .bind(m.created_at)
-        .execute(&mut *self.tx)
+        .execute(&mut self.tx)
         .await
         .map_err(err("queue a mail"))?;
         Ok(r.rows_affected() > 0)
@@ -212,9 +210,9 @@ impl Tx<'_> {
 
     /// Whether a mail for `cause` exists (queued or sent).
     pub async fn has_mail(&mut self, cause: &str) -> Result<bool, StoreError> {
-        let row = sqlx::query("SELECT 1 FROM outbox WHERE cause = $1")
+        let row = query("SELECT 1 FROM outbox WHERE cause = $1")
             .bind(cause)
-            .fetch_optional(&mut *self.tx)
+            .fetch_optional(&mut self.tx)
             .await
             .map_err(err("read the outbox"))?;
         Ok(row.is_some())
@@ -231,7 +229,7 @@ impl Tx<'_> {
         case: Option<CaseId>,
         unauthenticated: Option<bool>,
     ) -> Result<crate::model::Spent, StoreError> {
-        let row = sqlx::query(
+        let row = query(
             "SELECT COUNT(*), MIN(o.created_at), COALESCE(SUM(CASE WHEN o.kind = 'limit' THEN 1 ELSE 0 END), 0) \
              FROM outbox o LEFT JOIN messages m ON m.message_id = o.in_reply_to \
              WHERE o.kind IN ('reply', 'limit') AND o.created_at >= $1 \
@@ -242,7 +240,7 @@ impl Tx<'_> {
         .bind(addressee)
         .bind(case.map(|c| c.0))
         .bind(unauthenticated)
-        .fetch_one(&mut *self.tx)
+        .fetch_one(&mut self.tx)
         .await
         .map_err(err("count replies"))?;
         let count = |i: usize| -> Result<u32, StoreError> {
@@ -264,14 +262,14 @@ impl Tx<'_> {
         case: CaseId,
         since: i64,
     ) -> Result<Vec<(String, Option<MessageId>, i64)>, StoreError> {
-        let rows = sqlx::query(
+        let rows = query(
             "SELECT message_id, in_reply_to, created_at FROM outbox \
              WHERE case_id = $1 AND kind IN ('reply', 'limit', 'verdict') AND created_at >= $2 \
              ORDER BY created_at, id",
         )
         .bind(case.0)
         .bind(since)
-        .fetch_all(&mut *self.tx)
+        .fetch_all(&mut self.tx)
         .await
         .map_err(err("read the bot's mails of a case"))?;
         rows.iter()
@@ -288,7 +286,7 @@ impl Tx<'_> {
 
     /// Records a retest the bot asked for (once per case and command).
     pub async fn add_retest_request(&mut self, r: &RetestRequest) -> Result<(), StoreError> {
-        sqlx::query(
+        query(
             "INSERT INTO retest_requests (case_id, message_id, requested_by, requested_at, target) \
              VALUES ($1, $2, $3, $4, $5) ON CONFLICT (case_id, message_id) DO NOTHING",
         )
@@ -297,7 +295,7 @@ impl Tx<'_> {
         .bind(&r.requested_by)
         .bind(r.requested_at)
         .bind(r.target.as_deref())
-        .execute(&mut *self.tx)
+        .execute(&mut self.tx)
         .await
         .map_err(err("record a retest request"))?;
         Ok(())
@@ -305,12 +303,12 @@ impl Tx<'_> {
 
     /// The retest requests of a case not answered yet, oldest first.
     pub async fn open_retest_requests(&mut self, case: CaseId) -> Result<Vec<RetestRequest>, StoreError> {
-        let rows = sqlx::query(
+        let rows = query(
             "SELECT * FROM retest_requests WHERE case_id = $1 AND answered_at IS NULL AND timed_out_at IS NULL \
              ORDER BY requested_at, message_id",
         )
         .bind(case.0)
-        .fetch_all(&mut *self.tx)
+        .fetch_all(&mut self.tx)
         .await
         .map_err(err("read retest requests"))?;
         rows.iter().map(request).collect()
@@ -318,14 +316,14 @@ impl Tx<'_> {
 
     /// Marks the open requests of a case answered by `by` at `at`.
     pub async fn answer_retest_requests(&mut self, case: CaseId, by: &MessageId, at: i64) -> Result<(), StoreError> {
-        sqlx::query(
+        query(
             "UPDATE retest_requests SET answered_by = $2, answered_at = $3 \
              WHERE case_id = $1 AND answered_at IS NULL AND timed_out_at IS NULL",
         )
         .bind(case.0)
         .bind(by.as_str())
         .bind(at)
-        .execute(&mut *self.tx)
+        .execute(&mut self.tx)
         .await
         .map_err(err("answer retest requests"))?;
         Ok(())
@@ -334,12 +332,12 @@ impl Tx<'_> {
     /// Open requests older than `before` (not yet reminded, or reminded
     /// before `before`), for reminders and timeouts.
     pub async fn overdue_retest_requests(&mut self, before: i64) -> Result<Vec<RetestRequest>, StoreError> {
-        let rows = sqlx::query(
+        let rows = query(
             "SELECT * FROM retest_requests WHERE answered_at IS NULL AND timed_out_at IS NULL \
              AND COALESCE(reminded_at, requested_at) < $1 ORDER BY requested_at, case_id, message_id",
         )
         .bind(before)
-        .fetch_all(&mut *self.tx)
+        .fetch_all(&mut self.tx)
         .await
         .map_err(err("read retest requests"))?;
         rows.iter().map(request).collect()
@@ -360,11 +358,11 @@ impl Tx<'_> {
     }
 
     async fn update_request(&mut self, sql: &'static str, r: &RetestRequest, at: i64) -> Result<(), StoreError> {
-        sqlx::query(sql)
+        query(sql)
             .bind(r.case.0)
             .bind(r.message_id.as_str())
             .bind(at)
-            .execute(&mut *self.tx)
+            .execute(&mut self.tx)
             .await
             .map_err(err("update a retest request"))?;
         Ok(())
@@ -372,23 +370,23 @@ impl Tx<'_> {
 
     /// Subscribes `address` to the digest with `filter` (replacing any).
     pub async fn subscribe(&mut self, address: &str, filter: &str, at: i64) -> Result<(), StoreError> {
-        sqlx::query(
+        query(
             "INSERT INTO subscriptions (address, filter, created_at) VALUES ($1, $2, $3) \
              ON CONFLICT (address) DO UPDATE SET filter = excluded.filter, created_at = excluded.created_at",
         )
         .bind(address)
         .bind(filter)
         .bind(at)
-        .execute(&mut *self.tx)
+        .execute(&mut self.tx)
         .await
         .map_err(err("subscribe"))?;
         Ok(())
     }
 
     pub async fn unsubscribe(&mut self, address: &str) -> Result<(), StoreError> {
-        sqlx::query("DELETE FROM subscriptions WHERE address = $1")
+        query("DELETE FROM subscriptions WHERE address = $1")
             .bind(address)
-            .execute(&mut *self.tx)
+            .execute(&mut self.tx)
             .await
             .map_err(err("unsubscribe"))?;
         Ok(())
@@ -401,9 +399,9 @@ impl Tx<'_> {
 
     /// The report's extracted facts (JSON) of a case.
     pub async fn report_facts(&mut self, report: &MessageId) -> Result<Option<serde_json::Value>, StoreError> {
-        let row = sqlx::query("SELECT facts FROM reports WHERE message_id = $1")
+        let row = query("SELECT facts FROM reports WHERE message_id = $1")
             .bind(report.as_str())
-            .fetch_optional(&mut *self.tx)
+            .fetch_optional(&mut self.tx)
             .await
             .map_err(err("read report facts"))?;
         let facts: Option<String> = row.map(|r| r.try_get(0)).transpose().map_err(err("read report facts"))?;
@@ -418,19 +416,14 @@ impl Store {
         let sql = format!(
             "SELECT {MAIL_COLUMNS}, raw FROM outbox WHERE state <> 'sent' AND next_attempt_at <= $1 ORDER BY id LIMIT $2"
         );
-        let rows = sqlx::query(AssertSqlSafe(sql))
-            .bind(now)
-            .bind(limit)
-            .fetch_all(&mut self.conn)
-            .await
-            .map_err(err("read the outbox"))?;
+        let rows = query(sql).bind(now).bind(limit).fetch_all(&mut self.conn).await.map_err(err("read the outbox"))?;
         rows.iter().map(|r| mail(r, true)).collect()
     }
 
     /// When the next unsent mail is due, if any: a mail another sender
     /// has claimed is due when the claim lapses.
     pub async fn next_mail_due(&mut self) -> Result<Option<i64>, StoreError> {
-        sqlx::query(
+        query(
             "SELECT MIN(CASE WHEN claimed_until > next_attempt_at THEN claimed_until ELSE next_attempt_at END) \
              FROM outbox WHERE state <> 'sent'",
         )
@@ -457,10 +450,10 @@ impl Store {
                 return Ok(None);
             }
             for id in ids {
-                let r = sqlx::query(AssertSqlSafe(format!(
+                let r = query(format!(
                     "UPDATE outbox SET claimed_by = $3, \
                      claimed_until = CASE WHEN kind = 'retest-command' THEN $4 ELSE $5 END WHERE id = $2 AND {FREE}"
-                )))
+                ))
                 .bind(claim.now)
                 .bind(id)
                 .bind(&claim.owner)
@@ -471,11 +464,7 @@ impl Store {
                 .map_err(err("claim a mail"))?;
                 if r.rows_affected() == 1 {
                     let sql = format!("SELECT {MAIL_COLUMNS}, raw FROM outbox WHERE id = $1");
-                    let row = sqlx::query(AssertSqlSafe(sql))
-                        .bind(id)
-                        .fetch_one(&mut self.conn)
-                        .await
-                        .map_err(err("read the outbox"))?;
+                    let row = query(sql).bind(id).fetch_one(&mut self.conn).await.map_err(err("read the outbox"))?;
                     return mail(&row, true).map(Some);
                 }
             }
@@ -487,7 +476,7 @@ impl Store {
     /// A few mails matching `cond` (its parameters `binds`), oldest first.
     async fn candidates(&mut self, cond: &str, binds: &[i64]) -> Result<Vec<i64>, StoreError> {
         let sql = format!("SELECT id FROM outbox WHERE {cond} ORDER BY id LIMIT 8");
-        let mut q = sqlx::query(AssertSqlSafe(sql));
+        let mut q = query(sql);
         for b in binds {
             q = q.bind(*b);
         }
@@ -497,7 +486,7 @@ impl Store {
 
     /// Whether some mail waits for a server that did not take it.
     pub async fn waits_for_server(&mut self) -> Result<bool, StoreError> {
-        let row = sqlx::query("SELECT 1 FROM outbox WHERE state = 'failing' AND failure = 'server' LIMIT 1")
+        let row = query("SELECT 1 FROM outbox WHERE state = 'failing' AND failure = 'server' LIMIT 1")
             .fetch_optional(&mut self.conn)
             .await
             .map_err(err("read the outbox"))?;
@@ -507,7 +496,7 @@ impl Store {
     /// A server took a mail: every mail that waited for one is due now.
     /// Returns how many.
     pub async fn server_answers(&mut self, now: i64) -> Result<u64, StoreError> {
-        let r = sqlx::query(
+        let r = query(
             "UPDATE outbox SET next_attempt_at = $1 WHERE state = 'failing' AND failure = 'server' AND next_attempt_at > $1",
         )
         .bind(now)
@@ -529,14 +518,14 @@ impl Store {
         event: Option<(CaseId, &crate::case::Event)>,
     ) -> Result<bool, StoreError> {
         let mut tx = self.begin().await?;
-        let r = sqlx::query(
+        let r = query(
             "UPDATE outbox SET state = 'sent', sent_at = $2, attempts = attempts + 1, last_error = NULL, failure = NULL, \
              claimed_by = NULL, claimed_until = NULL WHERE id = $1 AND claimed_by = $3",
         )
         .bind(id)
         .bind(at)
         .bind(owner)
-        .execute(&mut *tx.tx)
+        .execute(&mut tx.tx)
         .await
         .map_err(err("mark a mail sent"))?;
         if r.rows_affected() == 0 {
@@ -561,7 +550,7 @@ impl Store {
         failure: Failure,
         next_attempt_at: i64,
     ) -> Result<bool, StoreError> {
-        let r = sqlx::query(
+        let r = query(
             "UPDATE outbox SET state = 'failing', attempts = attempts + 1, last_error = $2, next_attempt_at = $3, \
              failure = $4, claimed_by = NULL, claimed_until = NULL WHERE id = $1 AND claimed_by = $5",
         )
@@ -580,25 +569,25 @@ impl Store {
     /// seen since `gone_before`: killed ones), and returns the others.
     pub async fn register_run(&mut self, me: &RunRecord, gone_before: i64) -> Result<Vec<RunRecord>, StoreError> {
         let mut tx = self.begin().await?;
-        sqlx::query("DELETE FROM runs WHERE seen_at < $1 OR owner = $2")
+        query("DELETE FROM runs WHERE seen_at < $1 OR owner = $2")
             .bind(gone_before)
             .bind(&me.owner)
-            .execute(&mut *tx.tx)
+            .execute(&mut tx.tx)
             .await
             .map_err(err("record the run"))?;
-        sqlx::query("INSERT INTO runs (owner, host, pid, started_at, seen_at) VALUES ($1, $2, $3, $4, $5)")
+        query("INSERT INTO runs (owner, host, pid, started_at, seen_at) VALUES ($1, $2, $3, $4, $5)")
             .bind(&me.owner)
             .bind(&me.host)
             .bind(me.pid)
             .bind(me.started_at)
             .bind(me.seen_at)
-            .execute(&mut *tx.tx)
+            .execute(&mut tx.tx)
             .await
             .map_err(err("record the run"))?;
         let rows =
-            sqlx::query("SELECT owner, host, pid, started_at, seen_at FROM runs WHERE owner <> $1 ORDER BY started_at")
+            query("SELECT owner, host, pid, started_at, seen_at FROM runs WHERE owner <> $1 ORDER BY started_at")
                 .bind(&me.owner)
-                .fetch_all(&mut *tx.tx)
+                .fetch_all(&mut tx.tx)
                 .await
                 .map_err(err("read the runs"))?;
         tx.commit().await?;
@@ -618,7 +607,7 @@ impl Store {
 
     /// A `run` is still there.
     pub async fn touch_run(&mut self, owner: &str, now: i64) -> Result<(), StoreError> {
-        sqlx::query("UPDATE runs SET seen_at = $2 WHERE owner = $1")
+        query("UPDATE runs SET seen_at = $2 WHERE owner = $1")
             .bind(owner)
             .bind(now)
             .execute(&mut self.conn)
@@ -629,7 +618,7 @@ impl Store {
 
     /// A `run` ended.
     pub async fn end_run(&mut self, owner: &str) -> Result<(), StoreError> {
-        sqlx::query("DELETE FROM runs WHERE owner = $1")
+        query("DELETE FROM runs WHERE owner = $1")
             .bind(owner)
             .execute(&mut self.conn)
             .await
@@ -649,15 +638,15 @@ pub struct Claim {
 }
 
 /// Every mail of the outbox, newest first, without bytes.
-pub(super) async fn list(conn: &mut SqliteConnection) -> Result<Vec<OutboxMail>, StoreError> {
+pub(super) async fn list(conn: &mut impl AsDb) -> Result<Vec<OutboxMail>, StoreError> {
     let sql = format!("SELECT {MAIL_COLUMNS} FROM outbox ORDER BY id DESC");
-    let rows = sqlx::query(AssertSqlSafe(sql)).fetch_all(conn).await.map_err(err("read the outbox"))?;
+    let rows = query(sql).fetch_all(conn).await.map_err(err("read the outbox"))?;
     rows.iter().map(|r| mail(r, false)).collect()
 }
 
 /// Every subscriber of the digest and their filter, by address.
-pub(super) async fn subscriptions(conn: &mut SqliteConnection) -> Result<Vec<(String, String)>, StoreError> {
-    let rows = sqlx::query("SELECT address, filter FROM subscriptions ORDER BY address")
+pub(super) async fn subscriptions(conn: &mut impl AsDb) -> Result<Vec<(String, String)>, StoreError> {
+    let rows = query("SELECT address, filter FROM subscriptions ORDER BY address")
         .fetch_all(conn)
         .await
         .map_err(err("read subscriptions"))?;

@@ -17,16 +17,14 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use sqlx::sqlite::{SqliteConnection, SqlitePool, SqliteRow};
-use sqlx::{AssertSqlSafe, Row};
-
+use super::db::{self, AsDb, Backend, Conn, Pool, Row, query};
 use super::{StoreError, err, placeholders, rows, select_in};
 use crate::case::{CaseFilter, CaseId, CaseMessage, CaseRecord, CaseRetest, CaseState, CaseView, commit_prefix};
 
 /// Read-only access to a store file, shareable (`&self`).
 #[derive(Clone)]
 pub struct Reader {
-    pool: SqlitePool,
+    pool: Pool,
     summary: Arc<Summary>,
 }
 
@@ -39,7 +37,7 @@ type Snapshot = (i64, Arc<Vec<CaseRecord>>);
 struct Summary {
     /// A connection of its own, only for `PRAGMA data_version`: its value
     /// on one connection changes when another connection commits.
-    watch: tokio::sync::Mutex<Option<SqliteConnection>>,
+    watch: tokio::sync::Mutex<Option<Conn>>,
     /// Without and with details.
     last: Mutex<[Option<Snapshot>; 2]>,
 }
@@ -51,6 +49,20 @@ impl Reader {
         Ok(Reader { pool: super::open::reader(path).await?, summary: Arc::default() })
     }
 
+    /// Opens an existing store for reading: a SQLite file (as
+    /// [`Reader::open`]) or a PostgreSQL database.
+    pub async fn connect(at: &super::Location) -> Result<Reader, StoreError> {
+        let pool = match at {
+            super::Location::Sqlite(path) => super::open::reader(path).await?,
+            super::Location::Postgres(pg) => super::open::pg_reader(pg).await?,
+        };
+        Ok(Reader { pool, summary: Arc::default() })
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.pool.backend()
+    }
+
     /// Closes the pool's connections.
     pub async fn close(&self) {
         self.pool.close().await;
@@ -59,7 +71,7 @@ impl Reader {
     /// The cases `filter` selects, by id; with `detail`, each with its
     /// messages, events and related cases.
     pub async fn cases(&self, filter: CaseFilter, detail: bool) -> Result<Vec<CaseRecord>, StoreError> {
-        let mut tx = self.pool.begin().await.map_err(err("begin a read"))?;
+        let mut tx = self.pool.begin_read().await.map_err(err("begin a read"))?;
         let out = load_cases(&mut tx, filter, detail).await?;
         tx.commit().await.map_err(err("end a read"))?;
         Ok(out)
@@ -76,7 +88,14 @@ impl Reader {
                 Some(c) => c,
                 None => watch.insert(self.pool.acquire().await.map_err(err("begin a read"))?.detach()),
             };
-            sqlx::query_scalar("PRAGMA data_version").fetch_one(conn).await.map_err(err("read the data version"))?
+            match db::data_version(conn).await {
+                Ok(v) => v,
+                Err(e) => {
+                    // A connection the server dropped is not used again.
+                    *watch = None;
+                    return Err(err("read the data version")(e));
+                }
+            }
         };
         let slot = usize::from(detail);
         let last = || self.summary.last.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -109,7 +128,7 @@ impl Reader {
 
     /// One case with its messages, events and related cases.
     pub async fn case(&self, id: CaseId) -> Result<Option<CaseRecord>, StoreError> {
-        let mut tx = self.pool.begin().await.map_err(err("begin a read"))?;
+        let mut tx = self.pool.begin_read().await.map_err(err("begin a read"))?;
         let out = load_case(&mut tx, id).await?;
         tx.commit().await.map_err(err("end a read"))?;
         Ok(out)
@@ -119,8 +138,9 @@ impl Reader {
 impl Reader {
     /// How many cases each state holds, in the order of [`CaseState::ALL`].
     pub async fn state_counts(&self) -> Result<Vec<(CaseState, i64)>, StoreError> {
-        let rows = sqlx::query("SELECT state, COUNT(*) FROM cases GROUP BY state")
-            .fetch_all(&self.pool)
+        let mut conn = self.pool.acquire().await.map_err(err("begin a read"))?;
+        let rows = query("SELECT state, COUNT(*) FROM cases GROUP BY state")
+            .fetch_all(&mut conn)
             .await
             .map_err(err("count cases"))?;
         let mut counts: Vec<(CaseState, i64)> = CaseState::ALL.iter().map(|s| (*s, 0)).collect();
@@ -145,8 +165,10 @@ impl super::Tx<'_> {
 
 /// The report facts the read side shows ([`CaseRecord::report_facts`],
 /// `still_on` among them: the report's "[still regression on TREE SHA]"):
-/// a report's facts run to hundreds of kilobytes of tables, so SQLite
-/// picks these parts out and the rest is never parsed.
+/// a report's facts run to hundreds of kilobytes of tables, so the
+/// database picks these parts out and the rest is never parsed. One of
+/// the named differences of the two backends (their JSON functions):
+/// this is SQLite's, [`PG_REPORT_FACTS`] PostgreSQL's.
 const REPORT_FACTS: &str = "CASE WHEN r.facts IS NULL THEN NULL ELSE json_object(\
      'headline', json(json_extract(r.facts, '$.headline')), \
      'test_machine', json_extract(r.facts, '$.test_machine'), \
@@ -155,28 +177,40 @@ const REPORT_FACTS: &str = "CASE WHEN r.facts IS NULL THEN NULL ELSE json_object
          'columns', json(json_extract(r.facts, '$.table.columns')), \
          'fail_rows', json(json_extract(r.facts, '$.table.fail_rows')))) END";
 
+/// [`REPORT_FACTS`] in PostgreSQL's JSON functions (the same object).
+const PG_REPORT_FACTS: &str = "CASE WHEN r.facts IS NULL THEN NULL ELSE json_build_object(\
+     'headline', r.facts::json -> 'headline', \
+     'test_machine', r.facts::json -> 'test_machine', \
+     'still_on', r.facts::json -> 'still_on', \
+     'table', json_build_object(\
+         'columns', r.facts::json #> '{table,columns}', \
+         'fail_rows', r.facts::json #> '{table,fail_rows}'))::text END";
+
 /// The cases' columns; with `detail`, the report's facts too.
-fn base_select(detail: bool) -> String {
+fn base_select(detail: bool, backend: Backend) -> String {
+    let facts = match (detail, backend) {
+        (false, _) => "NULL",
+        (true, Backend::Sqlite) => REPORT_FACTS,
+        (true, Backend::Postgres) => PG_REPORT_FACTS,
+    };
     format!(
-        "SELECT {}, c.updated_at, c.verdict, c.fix_commit, c.fix_message_id, {} AS facts \
+        "SELECT {}, c.updated_at, c.verdict, c.fix_commit, c.fix_message_id, {facts} AS facts \
          FROM cases c LEFT JOIN reports r ON r.message_id = c.report_message_id",
         rows::CASE_COLUMNS,
-        if detail { REPORT_FACTS } else { "NULL" },
     )
 }
 
 pub(super) async fn load_cases(
-    conn: &mut SqliteConnection,
+    conn: &mut impl AsDb,
     filter: CaseFilter,
     detail: bool,
 ) -> Result<Vec<CaseRecord>, StoreError> {
-    let base = base_select(detail);
+    let base = base_select(detail, db::backend(conn));
     let rows = match filter {
-        CaseFilter::All => sqlx::query(AssertSqlSafe(format!("{base} ORDER BY c.id")))
-            .fetch_all(&mut *conn)
-            .await
-            .map_err(err("list cases"))?,
-        CaseFilter::State(s) => sqlx::query(AssertSqlSafe(format!("{base} WHERE c.state = $1 ORDER BY c.id")))
+        CaseFilter::All => {
+            query(format!("{base} ORDER BY c.id")).fetch_all(&mut *conn).await.map_err(err("list cases"))?
+        }
+        CaseFilter::State(s) => query(format!("{base} WHERE c.state = $1 ORDER BY c.id"))
             .bind(s.as_str())
             .fetch_all(&mut *conn)
             .await
@@ -184,7 +218,7 @@ pub(super) async fn load_cases(
         CaseFilter::Open => {
             let open: Vec<&str> = CaseState::ALL.iter().filter(|s| s.is_open()).map(|s| s.as_str()).collect();
             let sql = format!("{base} WHERE c.state IN ({}) ORDER BY c.id", placeholders(open.len()));
-            let mut q = sqlx::query(AssertSqlSafe(sql));
+            let mut q = query(sql);
             for s in open {
                 q = q.bind(s);
             }
@@ -198,8 +232,8 @@ pub(super) async fn load_cases(
     Ok(out)
 }
 
-pub(super) async fn load_case(conn: &mut SqliteConnection, id: CaseId) -> Result<Option<CaseRecord>, StoreError> {
-    let row = sqlx::query(AssertSqlSafe(format!("{} WHERE c.id = $1", base_select(true))))
+pub(super) async fn load_case(conn: &mut impl AsDb, id: CaseId) -> Result<Option<CaseRecord>, StoreError> {
+    let row = query(format!("{} WHERE c.id = $1", base_select(true, db::backend(conn))))
         .bind(id.0)
         .fetch_optional(&mut *conn)
         .await
@@ -210,7 +244,7 @@ pub(super) async fn load_case(conn: &mut SqliteConnection, id: CaseId) -> Result
     Ok(out.pop())
 }
 
-fn case_record(row: &SqliteRow) -> Result<CaseRecord, StoreError> {
+fn case_record(row: &Row) -> Result<CaseRecord, StoreError> {
     let view = rows::case_view(row)?;
     let verdict: Option<String> = row.try_get("verdict").map_err(err("read a case"))?;
     let fix_message: Option<String> = row.try_get("fix_message_id").map_err(err("read a case"))?;
@@ -231,7 +265,7 @@ fn case_record(row: &SqliteRow) -> Result<CaseRecord, StoreError> {
 
 /// Messages, events and related cases of `cases`; `all` says they are
 /// every case of the store (so each table is read once, unfiltered).
-async fn add_details(conn: &mut SqliteConnection, cases: &mut [CaseRecord], all: bool) -> Result<(), StoreError> {
+async fn add_details(conn: &mut impl AsDb, cases: &mut [CaseRecord], all: bool) -> Result<(), StoreError> {
     let index: HashMap<CaseId, usize> = cases.iter().enumerate().map(|(i, c)| (c.view.id, i)).collect();
     let ids: Vec<i64> = cases.iter().map(|c| c.view.id.0).collect();
     let messages = rows_for(
@@ -308,22 +342,23 @@ async fn add_details(conn: &mut SqliteConnection, cases: &mut [CaseRecord], all:
 
 /// Rows of `select`, for the cases `ids` (all rows when `all`), in `order`.
 async fn rows_for(
-    conn: &mut SqliteConnection,
+    conn: &mut impl AsDb,
     select: &str,
     case_col: &str,
     order: &str,
     ids: &[i64],
     all: bool,
     what: &'static str,
-) -> Result<Vec<SqliteRow>, StoreError> {
+) -> Result<Vec<Row>, StoreError> {
     if all {
         let sql = format!("{select} ORDER BY {order}");
-        return sqlx::query(AssertSqlSafe(sql)).fetch_all(&mut *conn).await.map_err(err(what));
+        return query(sql).fetch_all(conn).await.map_err(err(what));
     }
-    let mut rows = select_in(conn, &format!("{select} WHERE {case_col} IN"), "", ids, what).await?;
+    let order = format!(" ORDER BY {order}");
+    let mut rows = select_in(conn, &format!("{select} WHERE {case_col} IN"), &order, ids, what).await?;
     // Chunks come back each in its own order: sort by case, keeping the
     // order within a case (each case is in one chunk).
-    let mut keyed: Vec<(i64, usize, SqliteRow)> = Vec::with_capacity(rows.len());
+    let mut keyed: Vec<(i64, usize, Row)> = Vec::with_capacity(rows.len());
     for (n, r) in rows.drain(..).enumerate() {
         keyed.push((r.try_get(0).map_err(err(what))?, n, r));
     }
@@ -334,14 +369,14 @@ async fn rows_for(
 /// The cases related to each of `cases` ([`crate::case::related`]): the
 /// reports attached to another case, and every case sharing a commit
 /// prefix or a patch key with one of ours.
-async fn add_related(conn: &mut SqliteConnection, cases: &mut [CaseRecord], all: bool) -> Result<(), StoreError> {
+async fn add_related(conn: &mut impl AsDb, cases: &mut [CaseRecord], all: bool) -> Result<(), StoreError> {
     // A report attached to another case: the two are in one thread. For
     // a few cases, two indexed lookups (their messages that are reports,
     // their reports in other cases) instead of reading every pair.
     const IN_THREAD: &str = "SELECT cm.case_id, c.id FROM case_messages cm \
          JOIN cases c ON c.report_message_id = cm.message_id WHERE cm.case_id <> c.id";
     let rows = if all {
-        sqlx::query(AssertSqlSafe(format!("{IN_THREAD} ORDER BY cm.case_id, c.id")))
+        query(format!("{IN_THREAD} ORDER BY cm.case_id, c.id"))
             .fetch_all(&mut *conn)
             .await
             .map_err(err("read related cases"))?

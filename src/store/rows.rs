@@ -2,10 +2,8 @@
 //! serialisation of the structs, so either can change without the other
 //! changing by accident.
 
-use sqlx::Row;
-use sqlx::sqlite::SqliteRow;
-
 use super::StoreError;
+use super::db::Row;
 use crate::case::{CaseFacts, CaseId, CaseKind, CaseState, CaseView, Event, EventKind, Relation, Strategy};
 use crate::model::{Direction, MessageId, Verdict};
 
@@ -26,7 +24,7 @@ pub struct MessageRow {
 /// bytes (when kept) have the rest.
 pub const MAX_SUBJECT: usize = 998;
 
-/// The columns [`case_view`] reads, in a `SELECT` list.
+/// The columns `case_view` reads, in a `SELECT` list.
 pub const CASE_COLUMNS: &str = "c.id, c.kind, c.state, c.title, c.custom_title, c.report_message_id, c.report_to, \
      c.opened_at, \
      c.commit_sha, c.commit_subject, c.tree, c.branch, c.testcase, c.metric, c.change_pct, c.direction, \
@@ -36,16 +34,19 @@ fn bad(what: &str, value: &str) -> StoreError {
     StoreError::Corrupt(format!("{what} {value:?}"))
 }
 
-fn get<'r, T: sqlx::Decode<'r, sqlx::Sqlite> + sqlx::Type<sqlx::Sqlite>>(
-    row: &'r SqliteRow,
-    col: &str,
-) -> Result<T, StoreError> {
+fn get<'r, T>(row: &'r Row, col: &str) -> Result<T, StoreError>
+where
+    T: sqlx::Decode<'r, sqlx::Sqlite>
+        + sqlx::Type<sqlx::Sqlite>
+        + sqlx::Decode<'r, sqlx::Postgres>
+        + sqlx::Type<sqlx::Postgres>,
+{
     row.try_get(col).map_err(|e| StoreError::Corrupt(format!("column {col}: {e}")))
 }
 
 /// How a message's sender was authenticated, from its three columns
 /// (named as the query names them); NULL is `none`.
-pub fn auth(row: &SqliteRow, label: &str, author: &str, reason: &str) -> Result<crate::model::Auth, StoreError> {
+pub(super) fn auth(row: &Row, label: &str, author: &str, reason: &str) -> Result<crate::model::Auth, StoreError> {
     let l: Option<String> = get(row, label)?;
     Ok(crate::model::Auth::from_parts(l.as_deref(), get(row, author)?, get(row, reason)?))
 }
@@ -54,7 +55,7 @@ pub fn message_id(s: &str) -> Result<MessageId, StoreError> {
     MessageId::new(s).ok_or_else(|| bad("message id", s))
 }
 
-pub fn case_view(row: &SqliteRow) -> Result<CaseView, StoreError> {
+pub(super) fn case_view(row: &Row) -> Result<CaseView, StoreError> {
     let kind: String = get(row, "kind")?;
     let state: String = get(row, "state")?;
     let direction: Option<String> = get(row, "direction")?;
@@ -104,11 +105,11 @@ pub fn verdict(s: &str) -> Result<Verdict, StoreError> {
         .ok_or_else(|| bad("verdict", s))
 }
 
-/// The columns [`event`] reads.
+/// The columns `event` reads.
 pub const EVENT_COLUMNS: &str =
     "e.case_id, e.at, e.kind, e.message_id, e.verdict, e.fix_commit, e.note, e.tree, e.by_addr, e.tag, e.tree_commit";
 
-pub fn event(row: &SqliteRow) -> Result<(CaseId, Event), StoreError> {
+pub(super) fn event(row: &Row) -> Result<(CaseId, Event), StoreError> {
     let kind: String = get(row, "kind")?;
     let message: Option<String> = get(row, "message_id")?;
     let v: Option<String> = get(row, "verdict")?;

@@ -8,8 +8,7 @@
 
 use std::collections::{BTreeSet, HashSet};
 
-use sqlx::Row;
-
+use super::db::query;
 use super::{StoreError, Tx, err};
 use crate::case::{CaseId, Event, EventKind};
 
@@ -32,11 +31,11 @@ impl Tx<'_> {
     pub async fn tree_keys(&mut self) -> Result<TreeKeys, StoreError> {
         let what = "read what trees are tied through";
         let mut k = TreeKeys::default();
-        let rows = sqlx::query(
+        let rows = query(
             "SELECT report_message_id, CASE WHEN tree IS NULL AND branch IS NULL THEN patch_key END, commit_subject, \
              commit_prefix FROM cases",
         )
-        .fetch_all(&mut *self.tx)
+        .fetch_all(&mut self.tx)
         .await
         .map_err(err(what))?;
         for r in rows {
@@ -45,8 +44,8 @@ impl Tx<'_> {
             k.culprit_subjects.extend(r.try_get::<Option<String>, _>(2).map_err(err(what))?);
             k.culprit_prefixes.extend(r.try_get::<Option<String>, _>(3).map_err(err(what))?);
         }
-        let rows = sqlx::query("SELECT DISTINCT key FROM message_keys WHERE key >= 't:' AND key < 't;'")
-            .fetch_all(&mut *self.tx)
+        let rows = query("SELECT DISTINCT key FROM message_keys WHERE key >= 't:' AND key < 't;'")
+            .fetch_all(&mut self.tx)
             .await
             .map_err(err(what))?;
         for r in rows {
@@ -60,14 +59,14 @@ impl Tx<'_> {
     /// fetched at `after` or later: what a tree's older commits may have
     /// to be read again for.
     pub async fn tracked_since(&mut self, after: i64) -> Result<Option<i64>, StoreError> {
-        let row = sqlx::query(
+        let row = query(
             "SELECT MIN(e.at) FROM events e JOIN messages m ON m.message_id = e.message_id \
              WHERE e.kind IN ($1, $2) AND m.fetched_at >= $3",
         )
         .bind(EventKind::Reported.as_str())
         .bind(EventKind::FixPosted.as_str())
         .bind(after)
-        .fetch_one(&mut *self.tx)
+        .fetch_one(&mut self.tx)
         .await
         .map_err(err("read what was tracked since"))?;
         row.try_get::<Option<i64>, _>(0).map_err(err("read what was tracked since"))
@@ -76,13 +75,13 @@ impl Tx<'_> {
     /// The commits of `tree` that caused events, each once, and whether
     /// they have their tag.
     pub async fn tree_commits(&mut self, tree: &str) -> Result<Vec<(String, bool)>, StoreError> {
-        let rows = sqlx::query(
-            "SELECT tree_commit, MIN(CASE WHEN tag IS NULL THEN 0 ELSE 1 END) FROM events \
+        let rows = query(
+            "SELECT tree_commit, CAST(MIN(CASE WHEN tag IS NULL THEN 0 ELSE 1 END) AS BIGINT) FROM events \
              WHERE message_id IS NULL AND tree = $1 AND tree_commit IS NOT NULL \
              GROUP BY tree_commit ORDER BY tree_commit",
         )
         .bind(tree)
-        .fetch_all(&mut *self.tx)
+        .fetch_all(&mut self.tx)
         .await
         .map_err(err("read a tree's commits"))?;
         rows.iter()
@@ -96,7 +95,7 @@ impl Tx<'_> {
     /// Records a tree commit's event in `case` unless it is recorded
     /// already; true when it was not.
     pub async fn put_tree_event(&mut self, case: CaseId, e: &Event) -> Result<bool, StoreError> {
-        let have = sqlx::query(
+        let have = query(
             "SELECT 1 FROM events WHERE case_id = $1 AND kind = $2 AND tree = $3 AND tree_commit = $4 \
              AND message_id IS NULL",
         )
@@ -104,7 +103,7 @@ impl Tx<'_> {
         .bind(e.kind.as_str())
         .bind(e.tree.as_deref())
         .bind(e.tree_commit.as_deref())
-        .fetch_optional(&mut *self.tx)
+        .fetch_optional(&mut self.tx)
         .await
         .map_err(err("read events"))?;
         if have.is_some() || e.message_id.is_some() || e.tree_commit.is_none() {
@@ -117,14 +116,13 @@ impl Tx<'_> {
     /// Forgets what `commit` of `tree` caused (it is no longer on the
     /// branch); returns the cases that changed.
     pub async fn forget_tree_commit(&mut self, tree: &str, commit: &str) -> Result<BTreeSet<CaseId>, StoreError> {
-        let rows = sqlx::query(
-            "DELETE FROM events WHERE message_id IS NULL AND tree = $1 AND tree_commit = $2 RETURNING case_id",
-        )
-        .bind(tree)
-        .bind(commit)
-        .fetch_all(&mut *self.tx)
-        .await
-        .map_err(err("forget a tree commit"))?;
+        let rows =
+            query("DELETE FROM events WHERE message_id IS NULL AND tree = $1 AND tree_commit = $2 RETURNING case_id")
+                .bind(tree)
+                .bind(commit)
+                .fetch_all(&mut self.tx)
+                .await
+                .map_err(err("forget a tree commit"))?;
         rows.iter().map(|r| Ok(CaseId(r.try_get(0).map_err(err("forget a tree commit"))?))).collect()
     }
 
@@ -136,14 +134,14 @@ impl Tx<'_> {
         commit: &str,
         tag: &str,
     ) -> Result<BTreeSet<CaseId>, StoreError> {
-        let rows = sqlx::query(
+        let rows = query(
             "UPDATE events SET tag = $3 WHERE message_id IS NULL AND tree = $1 AND tree_commit = $2 \
              AND tag IS NULL RETURNING case_id",
         )
         .bind(tree)
         .bind(commit)
         .bind(tag)
-        .fetch_all(&mut *self.tx)
+        .fetch_all(&mut self.tx)
         .await
         .map_err(err("tag a tree commit"))?;
         rows.iter().map(|r| Ok(CaseId(r.try_get(0).map_err(err("tag a tree commit"))?))).collect()

@@ -8,6 +8,7 @@ pub mod dkim;
 pub mod dovecot;
 pub mod http;
 pub mod postfix;
+pub mod postgres;
 
 use std::path::{Path, PathBuf};
 
