@@ -197,12 +197,18 @@ fn date(t: i64) -> String {
     jiff::Timestamp::from_second(t).unwrap().strftime("%a, %d %b %Y %H:%M:%S +0000").to_string()
 }
 
-/// The robot's report, and replies to it (signed by `key` when given).
+/// The robot's report, and replies to it (signed by `key` when given),
+/// dated before [`NOW`].
 fn report() -> String {
+    report_at(NOW)
+}
+
+/// The report dated two hours before `now`.
+fn report_at(now: i64) -> String {
     let r = String::from_utf8(crate::thread::fixture_messages("reply-chain")[0].clone()).unwrap();
     let (head, body) = r.split_once("\n\n").unwrap();
     let head: String = head.lines().filter(|l| !l.starts_with("Date:")).map(|l| format!("{l}\r\n")).collect();
-    format!("Date: {}\r\n{head}\r\n{}", date(NOW - 7200), body.replace('\n', "\r\n"))
+    format!("Date: {}\r\n{head}\r\n{}", date(now - 7200), body.replace('\n', "\r\n"))
 }
 
 fn report_id() -> String {
@@ -211,10 +217,15 @@ fn report_id() -> String {
 }
 
 fn command(id: &str, from: &str, body: &str, signed: bool) -> String {
+    command_at(NOW, id, from, body, signed)
+}
+
+/// A command replying to the report, dated a minute before `now`.
+fn command_at(now: i64, id: &str, from: &str, body: &str, signed: bool) -> String {
     let text = format!(
         "From: {from}\r\nTo: author@example.org\r\nSubject: Re: report\r\nDate: {}\r\nMessage-ID: <{id}>\r\n\
          In-Reply-To: <{r}>\r\nReferences: <{r}>\r\n\r\n{body}\r\n",
-        date(NOW - 60),
+        date(now - 60),
         r = report_id()
     );
     if signed {
@@ -242,10 +253,13 @@ fn mbox(messages: &[String]) -> Vec<u8> {
 fn events_record_how_their_sender_was_authenticated() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("keys"), keys_file()).unwrap();
+    // The binary reads the real clock: the mail is fresh now.
+    let now =
+        i64::try_from(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()).unwrap();
     let mails = [
-        report(),
-        command("signed@example.org", "Alice <alice@example.org>", "#lkp status", true),
-        command("forged@example.org", "Alice <alice@example.org>", "#lkp status", false),
+        report_at(now),
+        command_at(now, "signed@example.org", "Alice <alice@example.org>", "#lkp status", true),
+        command_at(now, "forged@example.org", "Alice <alice@example.org>", "#lkp status", false),
     ];
     std::fs::write(dir.path().join("list.mbox"), mbox(&mails)).unwrap();
     let cfg = dir.path().join("lkpbot.toml");
