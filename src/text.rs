@@ -1,7 +1,7 @@
 //! Text searching shared by the pure stages that read mail bodies
 //! (`classify`, `commands`): their patterns built with a bounded cache
-//! ([`regex`]), case-insensitive needles over bytes, the signature cut; cutting text to a width for what the bot shows; and
-//! [`clean`], which every edge that shows text taken from mail (the
+//! ([`regex()`]), case-insensitive needles over bytes, the signature
+//! cut; cutting text to a width for what the bot shows; and [`clean`], which every edge that shows text taken from mail (the
 //! bot's mail, the web pages, the CLI's human output) applies. No domain
 //! knowledge lives here. Pure.
 
@@ -13,7 +13,7 @@
 const DFA_CACHE: usize = 256 << 10;
 
 /// `Regex::new` for the pure stages' patterns, with the smaller DFA cache
-/// ([`DFA_CACHE`]).
+/// (`DFA_CACHE`).
 pub fn regex(pattern: &str) -> Result<regex::Regex, regex::Error> {
     regex::RegexBuilder::new(pattern).dfa_size_limit(DFA_CACHE).build()
 }
