@@ -1,9 +1,10 @@
 //! Text searching shared by the pure stages that read mail bodies
 //! (`classify`, `commands`): their patterns built with a bounded cache
 //! ([`regex()`]), case-insensitive needles over bytes, the signature
-//! cut; cutting text to a width for what the bot shows; and [`clean`], which every edge that shows text taken from mail (the
-//! bot's mail, the web pages, the CLI's human output) applies. No domain
-//! knowledge lives here. Pure.
+//! cut; cutting text to a width for what the bot shows; and [`clean`],
+//! which every edge that shows text taken from mail (the bot's mail, the
+//! web pages, the CLI's human output) applies. No domain knowledge lives
+//! here. Pure.
 
 /// The lazy DFA's cache of one pattern in one thread, at most: the
 /// regex crate's default is 2 MiB, and the classifier's hundred-odd
