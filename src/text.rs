@@ -31,7 +31,7 @@ const SPACE: &str = r"[:space:]\x{A0}";
 const DIGIT: &str = "[:digit:]";
 
 /// `pattern` with its Perl classes and word boundaries made small: `\w`
-/// `\s` `\d` (and `\W` `\S` `\D`) become [`WORD`], [`SPACE`] and [`DIGIT`]
+/// `\s` `\d` (and `\W` `\S` `\D`) become `WORD`, `SPACE` and `DIGIT`
 /// (or their negations), and `\b` `\B` ASCII word boundaries. Unicode's
 /// `\w` compiles to hundreds of automaton states, and a pattern holds one
 /// copy per `\w`, which every thread's search cache then sizes itself to;
