@@ -37,12 +37,15 @@ pub fn by_references(c: &Candidates) -> Vec<&CaseView> {
 }
 
 /// Rung 2: the report's Message-ID inside a `Closes:` or `Link:` URL of
-/// the message's own (unquoted) lines, the form fix patches use.
+/// the message's own (unquoted) lines, the form fix patches use; or a
+/// lists.01.org HyperKitty link to the report's thread or message (the
+/// robot's archive until 2022), which names it by a hash of its
+/// Message-ID that only reports offer (`h:` keys).
 ///
 /// False positives: a `Link:` to the report in a patch that only mentions
 /// it ("see also"), and a `Closes:` that names the wrong report by mistake.
 pub fn by_link<'a>(m: &Incoming, c: &'a Candidates) -> Vec<&'a CaseView> {
-    if m.links.is_empty() { Vec::new() } else { c.by_link.iter().collect() }
+    if m.links_anything() { c.by_link.iter().collect() } else { Vec::new() }
 }
 
 /// Rung 3: the robot subject with `Re:`, `[LKP]`, `[lkp-robot]`, list tags
