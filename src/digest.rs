@@ -295,10 +295,29 @@ fn tags(c: &CaseRecord, state: CaseState, events: &[Event], week: &Week) -> Vec<
             out.push(tag);
         }
     }
+    out.extend(still_seen_tags(events, &in_week));
     if significance::of_case(&c.view.facts) == Some(Significance::Marginal) {
         out.push("marginal".into());
     }
     out
+}
+
+/// `still seen on linus/master, linux-next/master (2026-05-20)`: the
+/// robot sent the report again in the week with "[still regression on
+/// TREE SHA]" lines; each tree once, the date the latest.
+fn still_seen_tags(events: &[Event], in_week: &impl Fn(i64) -> bool) -> Option<String> {
+    let seen = events.iter().filter(|e| e.kind == EventKind::ReportedAgain && e.tree_commit.is_some() && in_week(e.at));
+    let mut trees: Vec<String> = Vec::new();
+    let mut latest = None;
+    for e in seen {
+        let Some(tree) = e.tree.as_deref() else { continue };
+        latest = latest.max(Some(e.at));
+        let tree = cut(tree, 30);
+        if !trees.contains(&tree) {
+            trees.push(tree);
+        }
+    }
+    Some(format!("still seen on {} ({})", trees.join(", "), &rfc3339(latest?)[..10]))
 }
 
 fn line(c: &CaseRecord, state: CaseState, week: &Week, archive_url: &str) -> Line {
@@ -453,7 +472,8 @@ fn perf_regression(
         }
         s if s.is_open() => {
             m.movement.still_open += 1;
-            ranked.push((Rank::of(state, end.verdict, f), l.clone()));
+            let seen_again = still_seen_tags(events, &in_week).is_some();
+            ranked.push((Rank { seen_again, ..Rank::of(state, end.verdict, f) }, l.clone()));
         }
         s if before.is_none_or(|b| b.is_open()) => {
             m.closed.push(l.clone());

@@ -137,6 +137,31 @@ impl MessageId {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// The id HyperKitty (the lists.01.org archive, where the robot's
+    /// mail lived until 2022) gives the message in its URLs
+    /// (`.../message/<ID>/`, and `.../thread/<ID>/` for the thread the
+    /// message starts): the SHA-1 of the Message-ID without angle
+    /// brackets, in base32 (RFC 4648, upper case, no padding: 32
+    /// characters).
+    pub fn hyperkitty_id(&self) -> String {
+        use sha1::Digest;
+        const ALPHABET: &[u8; 32] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+        let hash = sha1::Sha1::digest(self.0.as_bytes());
+        let mut out = String::with_capacity(32);
+        // 160 bits: 32 groups of five, high bits first.
+        let (mut acc, mut bits) = (0u32, 0u32);
+        for &b in hash.iter() {
+            acc = (acc << 8) | u32::from(b);
+            bits += 8;
+            while bits >= 5 {
+                bits -= 5;
+                out.push(char::from(ALPHABET[((acc >> bits) & 31) as usize]));
+            }
+            acc &= (1 << bits) - 1;
+        }
+        out
+    }
 }
 
 /// `from` made `to` everywhere in `t`.
@@ -408,6 +433,16 @@ impl Fnv {
 
 #[cfg(test)]
 mod tests {
+
+    /// Against Python's hashlib and base64 (`base64.b32encode(
+    /// hashlib.sha1(id.encode()).digest())`), which HyperKitty uses.
+    #[test]
+    fn hyperkitty_ids() {
+        let id = |s: &str| super::MessageId::new(s).unwrap().hyperkitty_id();
+        assert_eq!(id("<20210601080000.GA1234@xsang-OptiPlex-9020>"), "VMDYQRH3JWQY2SLZ46RQ5EJAXIE2BK6O");
+        assert_eq!(id("202606011200.eeee0001-lkp@intel.com"), "VBGYQECMVY3P2QVF7XOISILWHJ4QLEB4");
+        assert_eq!(id("a@b"), "2AZYWIZED4JE6LED7JXVQIMSAA437BO3");
+    }
 
     #[test]
     fn dates() {

@@ -102,24 +102,35 @@ pub fn case_json(c: &CaseRecord, archive_url: &str) -> Value {
         "fix_message_id": c.fix_message_id,
         "link": f.report_message_id.link(archive_url),
         "retests": c.retests.iter().map(|r| retest_json(r, archive_url)).collect::<Vec<_>>(),
-        "still_on": still_on(c).iter().map(|s| json!({"status": s.0, "tree": s.1, "sha": s.2})).collect::<Vec<_>>(),
+        "still_on": c.still_seen().iter().map(|s| json!({
+            "status": s.status,
+            "tree": s.tree,
+            "sha": s.sha,
+            "at": rfc3339(s.at),
+            "message_id": s.message_id,
+        })).collect::<Vec<_>>(),
     })
 }
 
-/// The report's "[still regression on TREE SHA]" lines: LKP saw the
-/// regression again in a later tree, evidence it is still there (status,
-/// tree, commit).
-pub fn still_on(c: &CaseRecord) -> Vec<(String, String, String)> {
-    let Some(Value::Array(v)) = c.report_facts.as_ref().and_then(|f| f.get("still_on")) else { return Vec::new() };
-    let text = |x: &Value, k: &str| x.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
-    v.iter().map(|x| (text(x, "status"), text(x, "tree"), text(x, "sha"))).collect()
+/// Where LKP saw the regression again in a later tree, evidence it is
+/// still there: `still regression on linus/master 1a2b3c4d5e (2026-05-20)`,
+/// one for each line of the report and of the reports sent again into
+/// the case, newest last.
+pub fn still_on_lines(c: &CaseRecord) -> Vec<String> {
+    c.still_seen()
+        .iter()
+        .map(|s| {
+            let day = rfc3339(s.at);
+            let line = format!("{} {} {} ({})", s.status, s.tree, s.sha, day.get(..10).unwrap_or(&day));
+            crate::text::clean(&line).into_owned()
+        })
+        .collect()
 }
 
-/// `still regression on linus/master 1a2b3c4d5e`, one per line of the
-/// report, joined.
+/// [`still_on_lines`], joined.
 pub fn still_on_text(c: &CaseRecord) -> Option<String> {
-    let v: Vec<String> = still_on(c).iter().map(|(st, tree, sha)| format!("{st} {tree} {sha}")).collect();
-    (!v.is_empty()).then(|| crate::text::clean(&v.join("; ")).into_owned())
+    let v = still_on_lines(c);
+    (!v.is_empty()).then(|| v.join("; "))
 }
 
 /// One fix column of a retest result: where it was sent, then the column
@@ -233,7 +244,7 @@ pub fn case_timeline(c: &CaseRecord, now: i64, archive_url: &str) -> String {
     if let Some(m) = &c.fix_message_id {
         out.push_str(&format!("fix:      {}\n", m.link(archive_url)));
     }
-    if let Some(s) = still_on_text(c) {
+    for s in still_on_lines(c) {
         out.push_str(&format!("seen:     {s}\n"));
     }
     if !c.related.is_empty() {

@@ -468,3 +468,28 @@ fn reply_kinds_are_counted_and_the_changed_ones_hold() {
             .collect();
     assert_eq!(counts, want);
 }
+
+/// The lists.01.org archive named each message by a hash of its
+/// Message-ID; the list copies of both corpus files still carry it in
+/// `Archived-At:`, which lkpbot does not read. Every one must equal
+/// `MessageId::hyperkitty_id` of the message's own id: that hash is how a
+/// fix's `Link:` to the old archive finds its report.
+#[test]
+fn hyperkitty_ids_are_the_archived_at_of_the_list_copies() {
+    let mut checked = 0;
+    for file in ["corpus/lkp-threads.mbox", "corpus/lkp-lifecycle.mbox"] {
+        let Some(path) = util::shared_file(file) else { return };
+        for raw in lkpbot::source::open(&path).expect("open corpus") {
+            let raw = raw.expect("read corpus");
+            let head = String::from_utf8_lossy(&raw.bytes);
+            let head = head.split("\n\n").next().unwrap_or_default();
+            let Some(at) = head.lines().find_map(|l| l.strip_prefix("Archived-At: ")) else { continue };
+            let Some((_, rest)) = at.split_once("/hyperkitty/list/") else { continue };
+            let archived = rest.split('/').nth(2).unwrap_or_default();
+            let mail = lkpbot::mail::parse(&raw.bytes);
+            assert_eq!(mail.message_id.hyperkitty_id(), archived, "{}", mail.message_id);
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 25, "the list copies from lists.01.org in the corpus");
+}

@@ -89,8 +89,8 @@ fn a_busy_week() {
     let cases = fixture_cases();
     let text = text_of(&cases, "2026-04-08", None);
     for section in [
-        "This week: 2 new, 1 fixed, 0 reverted; 1 still open, 3 stale.",
-        "Open regressions, most urgent first (1)",
+        "This week: 2 new, 1 fixed, 0 reverted; 2 still open, 3 stale.",
+        "Open regressions, most urgent first (2)",
         "Closed this week (1)",
         "linux-next/master, 5d old: new, retest: recovered",
     ] {

@@ -240,18 +240,25 @@ fn lkpbot(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_lkpbot")).args(args).output().unwrap()
 }
 
+/// `fixture` ingested into a fresh store: the store's directory and
+/// path, and `case --json 1`.
+fn case_one_of(fixture: &str) -> (tempfile::TempDir, String, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("x.db").to_str().unwrap().to_string();
+    let fixture = util::fixtures().join(fixture);
+    let out = lkpbot(&["--db", &db, "ingest", fixture.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = lkpbot(&["--db", &db, "case", "--json", "1"]);
+    let case = serde_json::from_slice(&out.stdout).unwrap();
+    (dir, db, case)
+}
+
 /// A report's "[still regression on TREE SHA]" lines are on its case:
 /// evidence the regression is still there, in `case` and `case --json`.
 #[test]
 fn still_regression_lines_are_on_the_case() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("x.db");
-    let db = db.to_str().unwrap();
-    let fixture = util::fixtures().join("classify/perf/2026-linus-stress-ng-switch-67.7pct-regression.eml");
-    let out = lkpbot(&["--db", db, "ingest", fixture.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let out = lkpbot(&["--db", db, "case", "--json", "1"]);
-    let case: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (_dir, db, case) = case_one_of("classify/perf/2026-linus-stress-ng-switch-67.7pct-regression.eml");
+    let db = db.as_str();
     let still: Vec<(&str, &str)> = case["still_on"]
         .as_array()
         .unwrap()
@@ -267,6 +274,58 @@ fn still_regression_lines_are_on_the_case() {
     );
     let text = String::from_utf8(lkpbot(&["--db", db, "case", "1"]).stdout).unwrap();
     assert!(text.contains("seen:     still regression on linus/master 66edb901bf87"), "{text}");
+}
+
+/// ```text
+/// R   202605041010.c3d4e5f6-lkp@intel.com   2026-05-04  the report, no line
+/// <- A  202605120900.c3d4e5f6-lkp@intel.com 2026-05-12  sent again: still on
+///       linus/master 1111aaaa..., linux-next/master 6666ffff...
+/// <- B  202605190900.c3d4e5f6-lkp@intel.com 2026-05-19  sent again: still on
+///       linus/master abcdef01..., linux-next/master 6666ffff... (again)
+/// ```
+/// Every "[still regression on ...]" line of the reports sent again into
+/// the case is on it (`case`, `case --json`), newest last, each once; the
+/// digest of the week of B says it is still seen, the week after does not.
+#[test]
+fn still_regression_lines_of_repeated_reports_are_on_the_case() {
+    let (_dir, db, case) = case_one_of("threads/reported-again-still-seen.mbox");
+    let db = db.as_str();
+    let still: Vec<(&str, &str, &str)> = case["still_on"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["tree"].as_str().unwrap(), s["sha"].as_str().unwrap(), s["at"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        still,
+        [
+            ("linus/master", "1111aaaa2222bbbb3333cccc4444dddd5555eeee", "2026-05-12T01:00:00Z"),
+            ("linux-next/master", "6666ffff7777aaaa8888bbbb9999cccc0000dddd", "2026-05-12T01:00:00Z"),
+            ("linus/master", "abcdef0123456789abcdef0123456789abcdef01", "2026-05-19T01:00:00Z"),
+        ]
+    );
+    assert_eq!(case["still_on"][2]["message_id"], "202605190900.c3d4e5f6-lkp@intel.com");
+    let text = String::from_utf8(lkpbot(&["--db", db, "case", "1"]).stdout).unwrap();
+    let seen: Vec<&str> = text.lines().filter(|l| l.starts_with("seen:")).collect();
+    assert_eq!(
+        seen,
+        [
+            "seen:     still regression on linus/master 1111aaaa2222bbbb3333cccc4444dddd5555eeee (2026-05-12)",
+            "seen:     still regression on linux-next/master 6666ffff7777aaaa8888bbbb9999cccc0000dddd (2026-05-12)",
+            "seen:     still regression on linus/master abcdef0123456789abcdef0123456789abcdef01 (2026-05-19)",
+        ],
+        "{text}"
+    );
+    let digest =
+        |date: &str| String::from_utf8(lkpbot(&["--db", db, "digest", "--print", "--date", date]).stdout).unwrap();
+    let week = digest("2026-05-20");
+    assert!(
+        week.contains("still seen on linus/master,\n       linux-next/master (2026-05-19)")
+            || week.contains("still seen on linus/master, linux-next/master (2026-05-19)"),
+        "{week}"
+    );
+    let after = digest("2026-05-27");
+    assert!(after.contains("#1 ") && !after.contains("still seen"), "{after}");
 }
 
 /// `ingest`, then `cases` and `case` as table and JSON, on the fixtures.

@@ -510,3 +510,52 @@ fn lifecycle_mail_before_what_it_names_waits_for_it() {
     assert_eq!(state("202606011700.ffff0001-lkp@intel.com"), CaseState::Superseded);
     assert_eq!(state("202606011800.aaaa0001-lkp@intel.com"), CaseState::Reverted);
 }
+
+/// ```text
+/// F1 20210603020000.1111-1-ida  [PATCH] Reported-by: the robot, Link: (wrapped)
+///      lists.01.org/.../lkp@lists.01.org/thread/<hash of A>/      fix-posted in A
+///    <- J  Jon: "Applied to mm-hotfixes-unstable, thanks."        fix-applied in A
+/// K  20210607030000.2222-1-kim  [PATCH] Reported-by: the robot, links to
+///      .../message/<hash of Y> (a reply, no report) and
+///      .../thread/<hash of a report never seen>                   in no case
+/// A  20210601080000.GA1234@xsang-OptiPlex-9020   perf report (2021 template)
+///    <- Y  YLXa1B2c3D4e5F6g@ida: the author answers               discussion
+/// F2 20210709060000.3333-1-lev  [PATCH] Link: .../kbuild-all@lists.01.org/
+///      message/<hash of B> (no trailing slash)                    fix-posted in B
+/// B  20210705123456.GB5678@xsang-OptiPlex-9020   functional report
+/// ```
+/// The lists.01.org archive's links (HyperKitty: its id is a hash of the
+/// Message-ID) tie fixes to the reports they name, however they arrive:
+/// here each fix comes before its report. A link to what is no report,
+/// even a message in a case, moves nothing.
+#[test]
+fn hyperkitty_links_tie_fixes_to_reports() {
+    let msgs = fixture_messages("hyperkitty-links");
+    for (name, msgs, flush_each) in
+        [("in file order", msgs.clone(), false), ("reversed", msgs.iter().rev().cloned().collect(), true)]
+    {
+        let run = ingest(&msgs, flush_each);
+        assert_eq!(run.cases.len(), 2, "{name}");
+        let a = case_of(&run, "20210601080000.GA1234@xsang-OptiPlex-9020");
+        assert_eq!(a.view.state, CaseState::FixApplied, "{name}");
+        let fix = a.messages.iter().find(|m| m.message_id.as_str() == "20210603020000.1111-1-ida@example.org");
+        assert_eq!(fix.map(|m| m.strategy), Some(Strategy::Link), "{name}");
+        let kinds: Vec<(EventKind, Option<String>)> =
+            event_kinds(a).into_iter().filter(|(k, _)| *k != EventKind::Reported).collect();
+        assert_eq!(
+            kinds,
+            [
+                (EventKind::Discussion, Some("YLXa1B2c3D4e5F6g@ida.example.org".to_string())),
+                (EventKind::FixPosted, Some("20210603020000.1111-1-ida@example.org".to_string())),
+                (EventKind::FixApplied, Some("20210604010000.GA77@jon.example.org".to_string())),
+            ],
+            "{name}"
+        );
+        let b = case_of(&run, "20210705123456.GB5678@xsang-OptiPlex-9020");
+        assert_eq!(b.view.state, CaseState::FixPosted, "{name}");
+        assert!(message_ids(b).contains("20210709060000.3333-1-lev@example.net"), "{name}");
+        for c in &run.cases {
+            assert!(!message_ids(c).contains("20210607030000.2222-1-kim@example.com"), "{name}: guessed onto a case");
+        }
+    }
+}

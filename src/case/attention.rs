@@ -6,13 +6,15 @@
 //! reached, then those whose fix is posted (or shown to recover) but not
 //! applied, then those whose fix is applied or merged into a tree that
 //! does not resolve, stale cases last; closed cases after them (listed
-//! only when asked for). Within a group: clear before marginal, then the
-//! larger |change|, then the older report.
+//! only when asked for). Within a group: a case the robot reported again
+//! in the last week with a "[still regression on ...]" line first (it is
+//! still there, and someone may be waiting on it), then clear before
+//! marginal, then the larger |change|, then the older report.
 
 use std::cmp::Ordering;
 
 use super::significance::{self, Significance};
-use super::{CaseFacts, CaseRecord, CaseState};
+use super::{CaseFacts, CaseRecord, CaseState, DAY};
 use crate::model::Verdict;
 
 /// Where a case stands, in the order it needs someone.
@@ -70,6 +72,9 @@ pub struct Rank {
     pub significance: Option<Significance>,
     pub change_pct: Option<f64>,
     pub opened_at: i64,
+    /// Reported again with a "[still regression on ...]" line within the
+    /// week (the last seven days, or the digest's week).
+    pub seen_again: bool,
 }
 
 impl Rank {
@@ -81,12 +86,14 @@ impl Rank {
             significance: significance::of_case(facts),
             change_pct: facts.change_pct,
             opened_at: facts.opened_at,
+            seen_again: false,
         }
     }
 
-    /// A case as it stands now.
-    pub fn now(c: &CaseRecord) -> Rank {
-        Rank::of(c.view.state, c.verdict, &c.view.facts)
+    /// A case as it stands at `now`.
+    pub fn now(c: &CaseRecord, now: i64) -> Rank {
+        let seen_again = c.seen_again_at.is_some_and(|t| t > now - 7 * DAY);
+        Rank { seen_again, ..Rank::of(c.view.state, c.verdict, &c.view.facts) }
     }
 
     /// Smaller needs someone sooner.
@@ -95,15 +102,16 @@ impl Rank {
         let size = |r: &Rank| r.change_pct.map_or(0.0, f64::abs);
         self.standing
             .cmp(&other.standing)
+            .then(other.seen_again.cmp(&self.seen_again))
             .then(marginal(self).cmp(&marginal(other)))
             .then(size(other).total_cmp(&size(self)))
             .then(self.opened_at.cmp(&other.opened_at))
     }
 }
 
-/// Sorts `cases` in the attention order (ties by id).
-pub fn sort(cases: &mut [&CaseRecord]) {
-    cases.sort_by(|a, b| Rank::now(a).order(&Rank::now(b)).then(a.view.id.cmp(&b.view.id)));
+/// Sorts `cases` in the attention order at `now` (ties by id).
+pub fn sort(cases: &mut [&CaseRecord], now: i64) {
+    cases.sort_by(|a, b| Rank::now(a, now).order(&Rank::now(b, now)).then(a.view.id.cmp(&b.view.id)));
 }
 
 #[cfg(test)]
@@ -142,9 +150,29 @@ mod tests {
             case(9, S::RetestRequested, None, Some(25.0), None),
         ];
         let mut refs: Vec<&CaseRecord> = cases.iter().collect();
-        sort(&mut refs);
+        sort(&mut refs, 10 * DAY);
         let ids: Vec<i64> = refs.iter().map(|c| c.view.id.0).collect();
         assert_eq!(ids, [6, 9, 4, 7, 5, 3, 2, 1, 8]);
+    }
+
+    /// A case the robot reported again this week, still there, leads its
+    /// group whatever its size; seen eight days ago it is ranked as any.
+    #[test]
+    fn still_seen_this_week_leads_its_group() {
+        use CaseState as S;
+        let now = 100 * DAY;
+        let seen = |id, at| CaseRecord { seen_again_at: Some(at), ..case(id, S::Reported, None, Some(-4.0), None) };
+        let cases = [
+            case(1, S::Reported, None, Some(-50.0), None),
+            seen(2, now - 2 * DAY),
+            seen(3, now - 8 * DAY),
+            CaseRecord { seen_again_at: Some(now - DAY), ..case(4, S::FixPosted, None, Some(-30.0), None) },
+            case(5, S::FixPosted, None, Some(-60.0), None),
+        ];
+        let mut refs: Vec<&CaseRecord> = cases.iter().collect();
+        sort(&mut refs, now);
+        let ids: Vec<i64> = refs.iter().map(|c| c.view.id.0).collect();
+        assert_eq!(ids, [2, 1, 3, 4, 5]);
     }
 
     /// An applied or merged fix comes after a posted one and before the

@@ -17,7 +17,7 @@ pub mod state;
 use serde::Serialize;
 
 use crate::model::{Direction, MessageId};
-pub use read::{CaseFilter, CaseMessage, CaseRecord, CaseRetest, SubscriptionFilter, related};
+pub use read::{CaseFilter, CaseMessage, CaseRecord, CaseRetest, StillSeen, SubscriptionFilter, related};
 pub use significance::Significance;
 pub use state::{CaseKind, CaseState, DAY, Event, EventKind, Replayed, in_time_order, replay, stale_times, transition};
 

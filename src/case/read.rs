@@ -24,6 +24,20 @@ pub struct CaseMessage {
     pub auth: crate::model::Auth,
 }
 
+/// Where LKP saw a case's regression again: a "[still regression on TREE
+/// SHA]" (or "[test failed on ...]") line of its report or of a report
+/// sent again into it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StillSeen {
+    /// `still regression on` or `test failed on`.
+    pub status: String,
+    pub tree: String,
+    pub sha: String,
+    /// When the report that says so was sent.
+    pub at: i64,
+    pub message_id: Option<MessageId>,
+}
+
 /// One fix column of a retest result sent in a case's thread.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CaseRetest {
@@ -50,6 +64,11 @@ pub struct CaseRecord {
     /// details and when stored: `headline`, `test_machine`, `still_on`
     /// and `table`'s `columns` and `fail_rows`, as extracted (JSON).
     pub report_facts: Option<serde_json::Value>,
+    /// When a report sent again into the case last said the regression
+    /// is still there (a "[still regression on TREE SHA]" line: a
+    /// `reported-again` event with its tree commit); with or without
+    /// details.
+    pub seen_again_at: Option<i64>,
     /// Empty unless asked for.
     pub messages: Vec<CaseMessage>,
     pub events: Vec<Event>,
@@ -59,6 +78,43 @@ pub struct CaseRecord {
 }
 
 impl CaseRecord {
+    /// Every "[still regression on TREE SHA]" line of the case: its
+    /// report's (from `report_facts`, so with details), then those of the
+    /// reports sent again into it (their `reported-again` events), oldest
+    /// first; a tree and commit said twice is kept where it was said
+    /// first.
+    pub fn still_seen(&self) -> Vec<StillSeen> {
+        let f = &self.view.facts;
+        let mut out: Vec<StillSeen> = Vec::new();
+        if let Some(serde_json::Value::Array(v)) = self.report_facts.as_ref().and_then(|r| r.get("still_on")) {
+            let text =
+                |x: &serde_json::Value, k: &str| x.get(k).and_then(|s| s.as_str()).unwrap_or_default().to_string();
+            out.extend(v.iter().map(|x| StillSeen {
+                status: text(x, "status"),
+                tree: text(x, "tree"),
+                sha: text(x, "sha"),
+                at: f.opened_at,
+                message_id: Some(f.report_message_id.clone()),
+            }));
+        }
+        for e in self.events.iter().filter(|e| e.kind == super::EventKind::ReportedAgain) {
+            if let (Some(tree), Some(sha)) = (&e.tree, &e.tree_commit) {
+                out.push(StillSeen {
+                    status: e.note.clone().unwrap_or_default(),
+                    tree: tree.clone(),
+                    sha: sha.clone(),
+                    at: e.at,
+                    message_id: e.message_id.clone(),
+                });
+            }
+        }
+        // Stable: a report's lines keep their order.
+        out.sort_by_key(|s| s.at);
+        let mut seen: BTreeSet<(String, String)> = BTreeSet::new();
+        out.retain(|s| seen.insert((s.tree.clone(), s.sha.clone())));
+        out
+    }
+
     /// A case without its details (messages, events, retests, related
     /// cases), no fix and no verdict: what a test starts from.
     pub fn bare(view: CaseView, updated_at: i64) -> CaseRecord {
@@ -69,6 +125,7 @@ impl CaseRecord {
             fix_commit: None,
             fix_message_id: None,
             report_facts: None,
+            seen_again_at: None,
             messages: Vec::new(),
             events: Vec::new(),
             related: Vec::new(),

@@ -337,14 +337,17 @@ pub struct Event {
     pub note: Option<String>,
     /// Lifecycle events: the tree the fix was applied or merged to (a
     /// maintainer's branch, `torvalds/linux.git`, `6.1-stable`, a
-    /// `[[trees]]` name).
+    /// `[[trees]]` name). A report sent again: the tree its "[still
+    /// regression on TREE SHA]" line names (`linus/master`).
     pub tree: Option<String>,
     /// Lifecycle events: who applied, committed or reverted (an address).
     pub by: Option<String>,
     /// Tree events: the first tag that contains the commit (`v6.9-rc3`).
     pub tag: Option<String>,
     /// Tree events (no message): the commit of the `[[trees]]` tree that
-    /// caused it.
+    /// caused it. A report sent again: the commit its "[still regression
+    /// on TREE SHA]" line names (the note holds "still regression" or
+    /// "test failed").
     pub tree_commit: Option<String>,
 }
 

@@ -24,6 +24,10 @@ pub struct FixPosted {
     pub reported_by_robot: bool,
     /// `Fixes: <sha> ("subject")` tags.
     pub fixes: Vec<FixRef>,
+    /// HyperKitty ids of the robot's old lists' threads or messages its
+    /// commit message links (`Link: https://lists.01.org/hyperkitty/...`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hyperkitty: Vec<String>,
     /// True for the robot's own generated patches (`... can be static`).
     pub robot_generated: bool,
     /// The commit message or changelog names the robot's report in words
@@ -50,9 +54,14 @@ static FIXES: LazyLock<Regex> = LazyLock::new(|| {
 
 /// The Message-ID inside a lore-style URL:
 /// `https://lore.kernel.org/oe-lkp/202605121641.b6a60cb0-lkp@intel.com/`.
+/// (A lists.01.org HyperKitty URL names its list with an `@` too, and no
+/// Message-ID: see [`hyperkitty_links`].)
 pub fn lore_message_id(url: &str) -> Option<MessageId> {
     let url = url.trim().trim_end_matches(['.', ',', ')', '>']);
     let path = url.split_once("://").map_or(url, |(_, p)| p);
+    if path.to_ascii_lowercase().contains("/hyperkitty/") {
+        return None;
+    }
     path.split('/')
         .skip(1)
         .find(|seg| seg.contains('@') || seg.contains("%40"))
@@ -60,8 +69,90 @@ pub fn lore_message_id(url: &str) -> Option<MessageId> {
         .and_then(MessageId::from_url_segment)
 }
 
+/// A link into the lists.01.org HyperKitty archive, where the robot's
+/// reports were until 2022:
+/// `https://lists.01.org/hyperkitty/list/lkp@lists.01.org/thread/<ID>/`
+/// (or `.../message/<ID>/`). The ID is HyperKitty's hash of a Message-ID
+/// (`MessageId::hyperkitty_id`): of the thread's first message for a
+/// thread, of the message itself for a message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HyperkittyLink {
+    /// The list, `lkp@lists.01.org`.
+    pub list: String,
+    pub id: String,
+}
+
+impl HyperkittyLink {
+    /// On one of the robot's own lists (`lkp@`, `kbuild-all@`).
+    pub fn on_robot_list(&self) -> bool {
+        let l = self.list.to_ascii_lowercase();
+        l.starts_with("lkp@") || l.starts_with("kbuild-all@") || l.starts_with("kbuild@")
+    }
+}
+
+/// The HyperKitty links in `text`, each once, in order: with or without
+/// the scheme and the trailing slash, and wrapped across lines (a
+/// continuation line's indent and quote markers, `> `, are skipped).
+pub fn hyperkitty_links(text: &str) -> Vec<HyperkittyLink> {
+    const PATH: &str = "lists.01.org/hyperkitty/list/";
+    let mut out: Vec<HyperkittyLink> = Vec::new();
+    if !crate::text::contains_ci(text.as_bytes(), b"hyperkitty") {
+        return out;
+    }
+    let lower = text.to_ascii_lowercase();
+    let mut from = 0;
+    while let Some(i) = lower[from..].find(PATH) {
+        let start = from + i + PATH.len();
+        from = start;
+        if let Some(link) = read_hyperkitty(&text[start..])
+            && !out.contains(&link)
+        {
+            out.push(link);
+        }
+    }
+    out
+}
+
+/// `<list>/thread|message/<ID>` at the start of `rest`, lines joined.
+fn read_hyperkitty(rest: &str) -> Option<HyperkittyLink> {
+    // The URL's characters, a line break and what starts the next line
+    // (indent, quote markers) skipped; `breaks` says where one was.
+    let mut url = String::new();
+    let mut breaks: Vec<usize> = Vec::new();
+    let mut chars = rest.chars().peekable();
+    while url.len() < 160 {
+        match chars.next() {
+            Some('\r') => {}
+            Some('\n') => {
+                while chars.next_if(|c| matches!(c, ' ' | '\t' | '>')).is_some() {}
+                breaks.push(url.len());
+            }
+            Some(c) if c.is_whitespace() || matches!(c, '<' | '>' | '"' | ')') => break,
+            Some(c) => url.push(c),
+            None => break,
+        }
+    }
+    let (list, rest) = url.split_once('/')?;
+    let (kind, id) = rest.split_once('/')?;
+    if list.is_empty() || !(kind.eq_ignore_ascii_case("thread") || kind.eq_ignore_ascii_case("message")) {
+        return None;
+    }
+    let id_at = list.len() + kind.len() + 2;
+    let id: String = id.chars().take(32).take_while(|c| c.is_ascii_uppercase() || ('2'..='7').contains(c)).collect();
+    // 32 characters, then the URL ends (or its line does).
+    let end = id_at + id.len();
+    let ends = url[end..].chars().next().is_none_or(|c| !c.is_ascii_alphanumeric()) || breaks.contains(&end);
+    (id.len() == 32 && ends).then(|| HyperkittyLink { list: list.to_string(), id })
+}
+
 pub fn is_patch_subject(subject: &str) -> bool {
     PATCH_TAG.is_match(subject)
+}
+
+/// The text of a patch mail before its diff: the commit message and the
+/// changelog.
+pub fn before_diff(text: &str) -> &str {
+    text.find("\ndiff --git ").map_or(text, |i| &text[..i])
 }
 
 pub fn has_diff(text: &str) -> bool {
@@ -113,7 +204,7 @@ fn read_patch(
     // `Closes:`/`Link:`, and any other link to a report in the commit
     // message or changelog ("[1] https://lore...", "Link to report: ...").
     static URL: LazyLock<Regex> = LazyLock::new(|| crate::text::regex(r"https?://\S+").expect("static regex"));
-    let before_diff = own.find("\ndiff --git ").map_or(own, |i| &own[..i]);
+    let before_diff = before_diff(own);
     let mut closes: Vec<MessageId> = Vec::new();
     for m in CLOSES.captures_iter(own).filter_map(|c| c.get(1)).chain(URL.find_iter(before_diff)) {
         if is_report_url(m.as_str())
@@ -123,9 +214,12 @@ fn read_patch(
             closes.push(id);
         }
     }
+    let hyperkitty: Vec<String> =
+        hyperkitty_links(before_diff).into_iter().filter(HyperkittyLink::on_robot_list).map(|l| l.id).collect();
+    let linked = !closes.is_empty() || !hyperkitty.is_empty();
     let reported_by_robot = REPORTED_BY_ROBOT.is_match(own);
-    let robot_in_changelog = !reported_by_robot && closes.is_empty() && !inline && names_the_robot(own, lkp);
-    if closes.is_empty() && !reported_by_robot && !robot_generated && !robot_in_changelog {
+    let robot_in_changelog = !reported_by_robot && !linked && !inline && names_the_robot(own, lkp);
+    if !linked && !reported_by_robot && !robot_generated && !robot_in_changelog {
         return None;
     }
     let fixes = FIXES
@@ -141,6 +235,7 @@ fn read_patch(
         patch_subject: patch_subject.to_string(),
         closes,
         reported_by_robot,
+        hyperkitty,
         fixes,
         robot_generated,
         robot_in_changelog,
@@ -163,7 +258,7 @@ fn names_the_robot(own: &str, lkp: &[String]) -> bool {
         )
         .expect("static regex")
     });
-    let before_diff = own.find("\ndiff --git ").map_or(own, |i| &own[..i]);
+    let before_diff = before_diff(own);
     // "On ..., kernel test robot wrote:" answers the robot; it names no fix.
     let attribution = |l: &str| l.trim_end().ends_with("wrote:");
     before_diff.lines().filter(|l| !ADDRESS_TAG.is_match(l) && !attribution(l)).any(|l| {
@@ -258,5 +353,65 @@ mod tests {
         // A diff without the report's tags is a proposal, not a fix posted.
         let bare = "Something like this?\n\nSubject: [PATCH] x: y\n\nSigned-off-by: A <a@b>\n---\ndiff --git a/x b/x\n";
         assert!(extract_inline(bare, &[]).is_none());
+    }
+
+    /// lists.01.org links as kernel commits of 2019-2022 carry them:
+    /// `Link:` trailers, a thread or a message, with or without the
+    /// scheme and slash, wrapped by a mail client, quoted.
+    #[test]
+    fn hyperkitty_links_in_text() {
+        const A: &str = "VMDYQRH3JWQY2SLZ46RQ5EJAXIE2BK6O";
+        const B: &str = "2AZYWIZED4JE6LED7JXVQIMSAA437BO3";
+        let ids = |t: &str| hyperkitty_links(t).into_iter().map(|l| (l.list, l.id)).collect::<Vec<_>>();
+        let lkp = |id: &str| ("lkp@lists.01.org".to_string(), id.to_string());
+        assert_eq!(
+            ids(&format!("Link: https://lists.01.org/hyperkitty/list/lkp@lists.01.org/thread/{A}/\n")),
+            [lkp(A)]
+        );
+        assert_eq!(ids(&format!("see lists.01.org/hyperkitty/list/lkp@lists.01.org/message/{A}.")), [lkp(A)]);
+        let wrapped = format!(
+            "Link:\n https://lists.01.org/hyperkitty/list/kbuild-all@lists.01.org/thread/\n {}\n{}/\nSigned-off-by: A\n",
+            &A[..10],
+            &A[10..]
+        );
+        assert_eq!(ids(&wrapped), [("kbuild-all@lists.01.org".to_string(), A.to_string())]);
+        // A link ending its line without a slash, the next line not joined on.
+        let quoted = format!(
+            "> Link: https://lists.01.org/hyperkitty/list/lkp@lists.01.org/\n> thread/{A}\n> Signed-off-by: A\n\
+             <https://lists.01.org/hyperkitty/list/lkp@lists.01.org/message/{B}/>\n"
+        );
+        assert_eq!(ids(&quoted), [lkp(A), lkp(B)]);
+        // The list's page (the robot's footer), a short or long id, a
+        // lower-case one, another archive: no link.
+        for t in [
+            "https://lists.01.org/hyperkitty/list/kbuild-all@lists.01.org Intel Corporation\n",
+            &format!("https://lists.01.org/hyperkitty/list/lkp@lists.01.org/thread/{}/", &A[..31]),
+            &format!("https://lists.01.org/hyperkitty/list/lkp@lists.01.org/thread/{A}A/"),
+            &format!("https://lists.01.org/hyperkitty/list/lkp@lists.01.org/thread/{}/", A.to_lowercase()),
+            &format!("https://lists.01.org/hyperkitty/list/lkp@lists.01.org/search/{A}/"),
+            "https://lore.kernel.org/oe-lkp/202606011200.eeee0001-lkp@intel.com/",
+        ] {
+            assert!(ids(t).is_empty(), "{t}");
+        }
+        // Not a lore link to `lkp@lists.01.org` either.
+        assert!(
+            lore_message_id(&format!("https://lists.01.org/hyperkitty/list/lkp@lists.01.org/thread/{A}/")).is_none()
+        );
+    }
+
+    /// A patch linking the robot's old lists is a fix; a link to another
+    /// list's thread is not enough.
+    #[test]
+    fn fixes_linking_the_old_archive() {
+        const A: &str = "VMDYQRH3JWQY2SLZ46RQ5EJAXIE2BK6O";
+        let own = |list: &str| {
+            format!(
+                "Take the lock first.\n\nLink: https://lists.01.org/hyperkitty/list/{list}/thread/{A}/\n\
+                 Signed-off-by: A <a@example.org>\n---\ndiff --git a/x b/x\n"
+            )
+        };
+        let f = extract("[PATCH] mm: take the lock", &own("lkp@lists.01.org"), false, &[]).unwrap();
+        assert_eq!((f.hyperkitty, f.closes), (vec![A.to_string()], vec![]));
+        assert!(extract("[PATCH] mm: take the lock", &own("linux-nvdimm@lists.01.org"), false, &[]).is_none());
     }
 }

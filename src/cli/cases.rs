@@ -42,7 +42,7 @@ pub fn list(
         cases
     })?;
     let cases = match &order {
-        Some(q) => list::select(&cases, q).into_iter().cloned().collect(),
+        Some(q) => list::select(&cases, q, now).into_iter().cloned().collect(),
         None => cases,
     };
     if json {

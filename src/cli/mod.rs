@@ -113,7 +113,8 @@ pub enum CliCommand {
         state: String,
         /// The order: `attention` (what needs someone first: open
         /// regressions no fix has reached, then fixes posted, then fixes
-        /// applied, stale last; clear before marginal, then |change| and
+        /// applied, stale last; reported again as still there in the last
+        /// seven days first, then clear before marginal, then |change| and
         /// age), or `age`, `oldest`, `activity`, `severity`; by id without.
         #[arg(long)]
         sort: Option<String>,

@@ -314,6 +314,20 @@ impl<'a, 't> Threader<'a, 't> {
         if !l.links.is_empty() {
             c.by_link = self.tx.cases_of_messages(&l.links).await?;
         }
+        if !l.hyperkitty.is_empty() {
+            // The reports offering the keys; it waits on them (the keys,
+            // through its dependencies) and on their cases.
+            let refs: Vec<&str> = l.hyperkitty.iter().map(String::as_str).collect();
+            let reports = self.tx.messages_with_keys(&refs).await?;
+            c.deps.extend(reports.iter().map(keys::dep_message));
+            if !reports.is_empty() {
+                for v in self.tx.cases_of_messages(&reports).await? {
+                    if !c.by_link.iter().any(|x| x.id == v.id) {
+                        c.by_link.push(v);
+                    }
+                }
+            }
+        }
         if let Some(k) = &l.subject_key {
             c.by_subject = self.tx.cases_by_subject_key(k).await?;
         }

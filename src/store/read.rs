@@ -194,7 +194,9 @@ fn base_select(detail: bool, backend: Backend) -> String {
         (true, Backend::Postgres) => PG_REPORT_FACTS,
     };
     format!(
-        "SELECT {}, c.updated_at, c.verdict, c.fix_commit, c.fix_message_id, {facts} AS facts \
+        "SELECT {}, c.updated_at, c.verdict, c.fix_commit, c.fix_message_id, {facts} AS facts, \
+         (SELECT MAX(e.at) FROM events e WHERE e.case_id = c.id AND e.kind = 'reported-again' \
+          AND e.message_id IS NOT NULL AND e.tree_commit IS NOT NULL) AS seen_again_at \
          FROM cases c LEFT JOIN reports r ON r.message_id = c.report_message_id",
         rows::CASE_COLUMNS,
     )
@@ -256,6 +258,7 @@ fn case_record(row: &Row) -> Result<CaseRecord, StoreError> {
         fix_commit: row.try_get("fix_commit").map_err(err("read a case"))?,
         fix_message_id: fix_message.as_deref().map(rows::message_id).transpose()?,
         report_facts: facts.and_then(|f| serde_json::from_str(&f).ok()),
+        seen_again_at: row.try_get("seen_again_at").map_err(err("read a case"))?,
         messages: Vec::new(),
         events: Vec::new(),
         related: Vec::new(),

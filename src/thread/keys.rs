@@ -94,6 +94,13 @@ pub fn key_title(patch_key: &str) -> String {
     format!("t:{patch_key}")
 }
 
+/// The key of the robot report whose HyperKitty id (its Message-ID's
+/// hash, `MessageId::hyperkitty_id`) is `id`: what a lists.01.org link
+/// to the report's thread or message names.
+pub fn key_hyperkitty(id: &str) -> String {
+    format!("h:{id}")
+}
+
 /// The key of the patches of the series whose cover letter is `id`.
 pub fn key_cover(id: &MessageId) -> String {
     format!("r:{id}")

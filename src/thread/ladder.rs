@@ -37,12 +37,15 @@ pub fn by_references(c: &Candidates) -> Vec<&CaseView> {
 }
 
 /// Rung 2: the report's Message-ID inside a `Closes:` or `Link:` URL of
-/// the message's own (unquoted) lines, the form fix patches use.
+/// the message's own (unquoted) lines, the form fix patches use; or a
+/// lists.01.org HyperKitty link to the report's thread or message (the
+/// robot's archive until 2022), which names it by a hash of its
+/// Message-ID that only reports offer (`h:` keys).
 ///
 /// False positives: a `Link:` to the report in a patch that only mentions
 /// it ("see also"), and a `Closes:` that names the wrong report by mistake.
 pub fn by_link<'a>(m: &Incoming, c: &'a Candidates) -> Vec<&'a CaseView> {
-    if m.links.is_empty() { Vec::new() } else { c.by_link.iter().collect() }
+    if m.links_anything() { c.by_link.iter().collect() } else { Vec::new() }
 }
 
 /// Rung 3: the robot subject with `Re:`, `[LKP]`, `[lkp-robot]`, list tags
@@ -152,15 +155,37 @@ fn open_or_repeat(m: &Incoming, case: CaseFacts, c: &Candidates, at: i64) -> Dec
         .by_reference
         .iter()
         .map(|v| {
-            let kind = if repeats && same_report(&v.facts, &case) {
-                EventKind::ReportedAgain
+            let events = if repeats && same_report(&v.facts, &case) {
+                reported_again(m, at)
             } else {
-                EventKind::RelatedReport
+                vec![Event::new(at, EventKind::RelatedReport, id.clone())]
             };
-            Membership { case: v.id, strategy: Strategy::References, events: vec![Event::new(at, kind, id.clone())] }
+            Membership { case: v.id, strategy: Strategy::References, events }
         })
         .collect();
     if repeats { Decision::Attach(thread) } else { Decision::Open { case: Box::new(case), thread } }
+}
+
+/// A report sent again into its case: one `reported-again` event for each
+/// "[still regression on TREE SHA]" line it carries (the tree, the
+/// commit, and "still regression" or "test failed" as the note: where LKP
+/// saw it since), else one bare.
+fn reported_again(m: &Incoming, at: i64) -> Vec<Event> {
+    let again = || Event::new(at, EventKind::ReportedAgain, Some(m.message_id.clone()));
+    let lines = m.classified.own_report.as_ref().map_or(&[][..], |r| r.still_on.as_slice());
+    if lines.is_empty() {
+        return vec![again()];
+    }
+    lines
+        .iter()
+        .map(|s| {
+            let mut e = again();
+            e.note = Some(s.status.clone());
+            e.tree = Some(s.tree.clone());
+            e.tree_commit = Some(s.sha.clone());
+            e
+        })
+        .collect()
 }
 
 /// The same regression reported again: same commit, same testcase, same

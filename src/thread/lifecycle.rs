@@ -151,9 +151,13 @@ impl Incoming {
 /// The keys a message offers to lifecycle mail outside its thread: a fix
 /// patch its title (`t:`, a `patch_key`) and, numbered in a series, the
 /// cover letter it answers (`r:`); a pull request the titles of its
-/// shortlog (`pt:`).
+/// shortlog (`pt:`); a robot report the HyperKitty id of its Message-ID
+/// (`h:`), which lists.01.org links to its thread or message name.
 pub fn offered(m: &Incoming) -> Vec<String> {
     let mut out = Vec::new();
+    if m.kind().is_report() {
+        out.push(keys::key_hyperkitty(&m.message_id.hyperkitty_id()));
+    }
     if m.classified.fix.is_some() && is_patch(&m.subject) {
         out.extend(patch_key(&m.subject).map(|k| keys::key_title(&k)));
         let numbered = patch_tag(&m.subject).is_some_and(|t| t.number.is_some_and(|n| n > 0));
@@ -219,7 +223,7 @@ pub fn events(m: &Incoming, c: &Candidates, at: i64) -> Vec<(CaseId, Event)> {
             e.note = note;
             e
         };
-    let linked: Vec<CaseId> = if m.links.is_empty() { Vec::new() } else { c.by_link.iter().map(|v| v.id).collect() };
+    let linked: Vec<CaseId> = if m.links_anything() { c.by_link.iter().map(|v| v.id).collect() } else { Vec::new() };
     match m.signal() {
         Some(Signal::Applied(a)) => {
             for f in &c.fixes {

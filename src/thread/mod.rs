@@ -17,7 +17,7 @@ pub mod lifecycle;
 pub mod tree;
 
 use crate::case::{CaseFacts, CaseId, CaseView, Event, Strategy};
-use crate::classify::{Classified, Kind};
+use crate::classify::{Classified, Kind, fix};
 use crate::mail::{Mail, quote};
 use crate::model::{Auth, MessageId, Verdict};
 pub use ladder::decide;
@@ -57,6 +57,10 @@ pub struct Incoming {
     pub classified: Classified,
     /// Message-IDs in `Closes:`/`Link:` URLs of the message's own lines.
     pub links: Vec<MessageId>,
+    /// HyperKitty ids (lists.01.org thread and message links) in the
+    /// message's own lines before any diff: reports it names by their
+    /// old archive's hash of their Message-ID (`keys::key_hyperkitty`).
+    pub hyperkitty: Vec<String>,
     /// Commits the message names: the report it quotes, `Fixes:` tags, the
     /// bad column of a retest table.
     pub commits: Vec<String>,
@@ -82,6 +86,8 @@ pub struct Incoming {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Lookups {
     pub links: Vec<MessageId>,
+    /// The `h:` keys of the reports its HyperKitty links name.
+    pub hyperkitty: Vec<String>,
     pub subject_key: Option<String>,
     pub commits: Vec<String>,
 }
@@ -93,7 +99,8 @@ pub struct Lookups {
 pub struct Candidates {
     /// Cases holding any known ancestor of the message.
     pub by_reference: Vec<CaseView>,
-    /// Cases holding a message named in a `Closes:`/`Link:` URL.
+    /// Cases holding a message named in a `Closes:`/`Link:` URL, or a
+    /// report a HyperKitty link names.
     pub by_link: Vec<CaseView>,
     /// Cases whose subject key equals the message's.
     pub by_subject: Vec<CaseView>,
@@ -107,8 +114,8 @@ pub struct Candidates {
     pub by_culprit: Vec<CaseView>,
     /// A later version of a patch's: cases with its patch key.
     pub by_patch: Vec<CaseView>,
-    /// The store keys these lifecycle lookups read: the message is
-    /// threaded again when one changes.
+    /// The store keys these lifecycle lookups (and the HyperKitty
+    /// links') read: the message is threaded again when one changes.
     pub deps: Vec<String>,
 }
 
@@ -144,6 +151,7 @@ impl Incoming {
         // The classifier read it already, outside the reply's tables.
         let prose_verdict = if classified.retests.is_empty() { classified.prose_verdict } else { None };
         let mut links = Vec::new();
+        let mut hyperkitty = Vec::new();
         let mut commits: Vec<String> = Vec::new();
         let mut subject_key = None;
         // Unrelated mail is attached by its references or not at all, so
@@ -154,6 +162,7 @@ impl Incoming {
             // mail, which it does not read) the body's.
             let own = own_text.unwrap_or_else(|| quote::unquoted(&mail.body));
             links = keys::link_ids(&own);
+            hyperkitty = fix::hyperkitty_links(fix::before_diff(&own)).into_iter().map(|l| l.id).collect();
             if let Some(f) = &classified.fix {
                 for id in &f.closes {
                     if !links.contains(id) {
@@ -194,6 +203,7 @@ impl Incoming {
             date: mail.date,
             classified,
             links,
+            hyperkitty,
             commits,
             subject_key,
             prose_verdict,
@@ -224,6 +234,7 @@ impl Incoming {
         let mut out: Vec<String> = unsettled.into_iter().map(keys::dep_message).collect();
         let l = self.lookups(false);
         out.extend(l.links.iter().map(keys::dep_message));
+        out.extend(l.hyperkitty.iter().map(|k| keys::dep_key(k)));
         out.extend(l.subject_key.as_deref().map(keys::dep_subject));
         out.extend(l.commits.iter().filter_map(|c| keys::commit_prefix(c)).map(|p| keys::dep_commit(&p)));
         out.sort();
@@ -243,10 +254,20 @@ impl Incoming {
             // only its references count.
             return Lookups::default();
         }
-        let links = if !in_cases || kind == Kind::FixPosted { self.links.clone() } else { Vec::new() };
+        let (links, hyperkitty) = if !in_cases || kind == Kind::FixPosted {
+            (self.links.clone(), self.hyperkitty.iter().map(|h| keys::key_hyperkitty(h)).collect())
+        } else {
+            (Vec::new(), Vec::new())
+        };
         if in_cases {
-            return Lookups { links, ..Lookups::default() };
+            return Lookups { links, hyperkitty, ..Lookups::default() };
         }
-        Lookups { links, subject_key: self.subject_key.clone(), commits: self.commits.clone() }
+        Lookups { links, hyperkitty, subject_key: self.subject_key.clone(), commits: self.commits.clone() }
+    }
+
+    /// Whether its own lines link a message by an archive URL (lore's
+    /// Message-ID, HyperKitty's hash of one).
+    pub fn links_anything(&self) -> bool {
+        !self.links.is_empty() || !self.hyperkitty.is_empty()
     }
 }

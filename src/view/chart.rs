@@ -564,6 +564,7 @@ mod tests {
             verdict: None,
             fix_commit: None,
             fix_message_id: None,
+            seen_again_at: None,
             report_facts: Some(serde_json::json!({"headline": headline})),
             messages: Vec::new(),
             events: Vec::new(),

@@ -221,13 +221,14 @@ fn severity(c: &CaseRecord) -> (u8, f64) {
     (rank, f.change_pct.map_or(0.0, f64::abs))
 }
 
-/// The cases `q` selects, in its order (ties by newest, then id).
-pub fn select<'c>(cases: impl IntoIterator<Item = &'c CaseRecord>, q: &Query) -> Vec<&'c CaseRecord> {
+/// The cases `q` selects, in its order (ties by newest, then id); the
+/// attention order as it stands at `now`.
+pub fn select<'c>(cases: impl IntoIterator<Item = &'c CaseRecord>, q: &Query, now: i64) -> Vec<&'c CaseRecord> {
     let mut cases: Vec<&CaseRecord> = cases.into_iter().filter(|c| q.selects(c)).collect();
     let opened = |c: &&CaseRecord| c.view.facts.opened_at;
     let id = |c: &&CaseRecord| c.view.id.0;
     match q.sort {
-        Sort::Attention => crate::case::attention::sort(&mut cases),
+        Sort::Attention => crate::case::attention::sort(&mut cases, now),
         Sort::Age => cases.sort_by_key(|c| (std::cmp::Reverse(opened(c)), id(c))),
         Sort::Oldest => cases.sort_by_key(|c| (opened(c), id(c))),
         Sort::Activity => cases.sort_by_key(|c| (std::cmp::Reverse(c.updated_at), id(c))),
@@ -309,16 +310,16 @@ mod tests {
             case(5, CaseKind::Build, None, 150, "linus"),
         ];
         let q = |p: &[(&str, &str)]| Query::parse(params(p)).unwrap();
-        assert_eq!(ids(&select(&cases, &q(&[("sort", "age")]))), [4, 5, 1, 2, 3]);
+        assert_eq!(ids(&select(&cases, &q(&[("sort", "age")]), 0)), [4, 5, 1, 2, 3]);
         // The default: all are reported (open), so by significance and
         // |change|: the changes, then the crash and the build failure
         // (oldest first), then 1, whose -5% is marginal.
-        assert_eq!(ids(&select(&cases, &q(&[]))), [4, 2, 3, 5, 1]);
-        assert_eq!(ids(&select(&cases, &q(&[("sort", "oldest")]))), [3, 2, 1, 5, 4]);
-        assert_eq!(ids(&select(&cases, &q(&[("sort", "severity")]))), [3, 2, 1, 5, 4]);
-        assert_eq!(ids(&select(&cases, &q(&[("tree", "LINUS"), ("sort", "id")]))), [1, 3, 4, 5]);
-        assert_eq!(ids(&select(&cases, &q(&[("kind", "perf-regression"), ("sort", "age")]))), [1, 2]);
-        assert_eq!(ids(&select(&cases, &q(&[("testcase", "fio")]))), Vec::<i64>::new());
+        assert_eq!(ids(&select(&cases, &q(&[]), 0)), [4, 2, 3, 5, 1]);
+        assert_eq!(ids(&select(&cases, &q(&[("sort", "oldest")]), 0)), [3, 2, 1, 5, 4]);
+        assert_eq!(ids(&select(&cases, &q(&[("sort", "severity")]), 0)), [3, 2, 1, 5, 4]);
+        assert_eq!(ids(&select(&cases, &q(&[("tree", "LINUS"), ("sort", "id")]), 0)), [1, 3, 4, 5]);
+        assert_eq!(ids(&select(&cases, &q(&[("kind", "perf-regression"), ("sort", "age")]), 0)), [1, 2]);
+        assert_eq!(ids(&select(&cases, &q(&[("testcase", "fio")]), 0)), Vec::<i64>::new());
     }
 
     #[test]

@@ -197,7 +197,7 @@ async fn index(
     let all = app.reader.summary(false).await.map_err(|e| HttpFailure::store(e).into_html(html))?;
     let counts: Vec<(CaseState, i64)> =
         CaseState::ALL.iter().map(|s| (*s, all.iter().filter(|c| c.view.state == *s).count() as i64)).collect();
-    let cases = list::select(all.iter(), &q);
+    let cases = list::select(all.iter(), &q, (app.clock)());
     page(&pages::index(&q, &cases, &counts, (app.clock)())).map_err(|f| f.into_html(html))
 }
 
@@ -231,8 +231,11 @@ async fn api_cases(
         return Err(HttpFailure::bad("/api/cases pages with limit and after, not page"));
     }
     let all = app.reader.summary(true).await.map_err(HttpFailure::store)?;
-    let cases: Vec<&CaseRecord> =
-        if sorted { list::select(all.iter(), &q) } else { all.iter().filter(|c| q.selects(c)).collect() };
+    let cases: Vec<&CaseRecord> = if sorted {
+        list::select(all.iter(), &q, (app.clock)())
+    } else {
+        all.iter().filter(|c| q.selects(c)).collect()
+    };
     let (cases, more) = list::slice(cases, q.after, q.limit, !sorted).map_err(HttpFailure::bad)?;
     let next = match cases.last() {
         Some(last) if more => Some(next_link(&uri, last.view.id.0)),
