@@ -1,5 +1,5 @@
 //! Text searching shared by the pure stages that read mail bodies
-//! (`classify`, `commands`): their patterns built with a bounded cache
+//! (`classify`, `commands`): their patterns built small, with bounded caches
 //! ([`regex()`]), case-insensitive needles over bytes, the signature
 //! cut; cutting text to a width for what the bot shows; and [`clean`],
 //! which every edge that shows text taken from mail (the bot's mail, the
@@ -10,13 +10,96 @@
 /// regex crate's default is 2 MiB, and the classifier's hundred-odd
 /// patterns in three threads grew those caches to most of an import's
 /// memory. A pattern that outgrows it is searched more slowly (the cache
-/// is cleared, or another engine runs), never differently.
-const DFA_CACHE: usize = 256 << 10;
+/// is cleared, or another engine runs), never differently. Below 64 KiB
+/// the classifier gets no smaller and no faster.
+const DFA_CACHE: usize = 64 << 10;
 
 /// `Regex::new` for the pure stages' patterns, with the smaller DFA cache
-/// (`DFA_CACHE`).
+/// (`DFA_CACHE`) and small classes ([`small_classes`]).
 pub fn regex(pattern: &str) -> Result<regex::Regex, regex::Error> {
-    regex::RegexBuilder::new(pattern).dfa_size_limit(DFA_CACHE).build()
+    regex::RegexBuilder::new(&small_classes(pattern)).dfa_size_limit(DFA_CACHE).build()
+}
+
+/// What `\w` means in [`regex()`]'s patterns: an ASCII word character or
+/// any non-ASCII character (in mail, nearly always a letter of a name:
+/// "Zoë" stays one word).
+const WORD: &str = r"[:word:]\x{80}-\x{10FFFF}";
+/// What `\s` means: ASCII white space or the no-break space mail clients
+/// put between words.
+const SPACE: &str = r"[:space:]\x{A0}";
+/// What `\d` means: an ASCII digit.
+const DIGIT: &str = "[:digit:]";
+
+/// `pattern` with its Perl classes and word boundaries made small: `\w`
+/// `\s` `\d` (and `\W` `\S` `\D`) become [`WORD`], [`SPACE`] and [`DIGIT`]
+/// (or their negations), and `\b` `\B` ASCII word boundaries. Unicode's
+/// `\w` compiles to hundreds of automaton states, and a pattern holds one
+/// copy per `\w`, which every thread's search cache then sizes itself to;
+/// a Unicode `\b` makes the fast engine give up on any non-ASCII mail.
+/// With these the classifier's patterns take a fraction of their memory,
+/// and it reads the corpus and the cgroups list exactly as before.
+pub fn small_classes(pattern: &str) -> String {
+    let mut out = String::with_capacity(pattern.len() + 32);
+    let mut chars = pattern.chars().peekable();
+    // How deep in bracket classes (`[a[:word:]]` nests).
+    let mut class = 0usize;
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                let Some(e) = chars.next() else {
+                    out.push(c);
+                    break;
+                };
+                let set = match e.to_ascii_lowercase() {
+                    'w' => Some(WORD),
+                    's' => Some(SPACE),
+                    'd' => Some(DIGIT),
+                    _ => None,
+                };
+                match (set, e.is_ascii_lowercase(), class > 0) {
+                    (Some(set), true, true) => out.push_str(set),
+                    (Some(set), true, false) => out.push_str(&format!("[{set}]")),
+                    (Some(set), false, false) => out.push_str(&format!("[^{set}]")),
+                    _ if class == 0 && (e == 'b' || e == 'B') && chars.peek() != Some(&'{') => {
+                        out.push_str(&format!("(?-u:\\{e})"))
+                    }
+                    _ => {
+                        out.push(c);
+                        out.push(e);
+                    }
+                }
+            }
+            '[' => {
+                out.push(c);
+                if chars.peek() == Some(&':') && class > 0 {
+                    // A POSIX class inside a bracket class: copied whole.
+                    for p in chars.by_ref() {
+                        out.push(p);
+                        if p == ']' {
+                            break;
+                        }
+                    }
+                    continue;
+                }
+                class += 1;
+                // `]` or `^]` first in a class is a literal.
+                if chars.peek() == Some(&'^') {
+                    out.push('^');
+                    chars.next();
+                }
+                if chars.peek() == Some(&']') {
+                    out.push(']');
+                    chars.next();
+                }
+            }
+            ']' if class > 0 => {
+                class -= 1;
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    out
 }
 
 /// ASCII case-insensitive substring search; `needle` must be lower-case.
@@ -137,6 +220,32 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn patterns_get_small_classes() {
+        let w = WORD;
+        let sp = SPACE;
+        let rows = [
+            (r"\bapplied\s+to\b", format!(r"(?-u:\b)applied[{sp}]+to(?-u:\b)")),
+            (r"[\w.-]+@\S+", format!(r"[{w}.-]+@[^{sp}]+")),
+            (r"[^\s\[]\d{2}\W", format!(r"[^{sp}\[][[:digit:]]{{2}}[^{w}]")),
+            (r"[]\w][^]\d]", format!(r"[]{w}][^][:digit:]]")),
+            (r"[[:alpha:]\w]\[\w\]", format!(r"[[:alpha:]{w}]\[[{w}]\]")),
+            (r"\b{start}x\.\\w", r"\b{start}x\.\\w".to_string()),
+        ];
+        for (given, want) in rows {
+            assert_eq!(small_classes(given), want, "{given}");
+            regex(given).unwrap_or_else(|e| panic!("{given}: {e}"));
+        }
+        let word = regex(r"(?i)\bfix(?:ed)?\s+\w+\b").unwrap();
+        assert!(word.is_match("Fixed  it"));
+        assert!(word.is_match("Fixed\u{a0}it"));
+        assert!(!word.is_match("prefixed it"));
+        // Names keep their letters; digits are ASCII.
+        assert!(regex(r"^[\w .-]+$").unwrap().is_match("Dr. Zoë"));
+        assert!(regex(r"^\w+$").unwrap().is_match("Müller"));
+        assert!(!regex(r"^\d+$").unwrap().is_match("١٢"));
+    }
 
     #[test]
     fn clean_keeps_text_and_drops_what_controls_a_reader() {
