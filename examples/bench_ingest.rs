@@ -25,8 +25,9 @@
 //! mbox (the whole cgroups list of `../shared/corpus/bulk/`, unpacked, is
 //! the real-traffic check).
 //!
-//! `--million CGROUPS.mbox OUT.mbox [ROUNDS]` builds the million-message
-//! archive of real mail (the cgroups list 28 times, each copy's
+//! `--million CGROUPS.mbox OUT.mbox [ROUNDS [COPIES]]` builds the
+//! million-message archive of real mail (the cgroups list 28 times, or
+//! COPIES times for a scaled-down archive, each copy's
 //! Message-IDs, In-Reply-To and References given a suffix of its own so
 //! its threads stay whole, then one unchanged copy of the list and of
 //! every message of the corpus, so cross-posted duplicates occur) unless
@@ -62,10 +63,11 @@ fn main() {
         let cgroups = PathBuf::from(args.get(2).expect("--million CGROUPS.mbox OUT.mbox"));
         let out = PathBuf::from(args.get(3).expect("--million CGROUPS.mbox OUT.mbox"));
         rounds = args.get(4).and_then(|r| r.parse().ok()).unwrap_or(1);
+        let copies = args.get(5).and_then(|c| c.parse().ok()).unwrap_or(COPIES);
         if !out.exists() {
             let t = Instant::now();
             let corpus = [DEFAULT_CORPUS, "../shared/corpus/lkp-lifecycle.mbox"];
-            let written = build_million(&cgroups, &corpus, &out);
+            let written = build_million(&cgroups, &corpus, &out, copies);
             println!("archive: {written} messages built in {:.1}s", t.elapsed().as_secs_f64());
         }
         let size = std::fs::metadata(&out).map(|m| m.len()).expect("the archive is readable");
@@ -350,12 +352,13 @@ fn escape_from(body: &str, out: &mut impl Write) -> std::io::Result<()> {
     escape_from_bytes(body.as_bytes(), out)
 }
 
-/// How many suffixed copies of the list the million archive holds.
+/// How many suffixed copies of the list the million archive holds (the
+/// default of `--million`'s COPIES).
 const COPIES: usize = 28;
 
-/// Writes the million archive (see the module doc); returns how many
-/// messages it holds.
-fn build_million(list: &Path, corpus: &[&str], out: &Path) -> usize {
+/// Writes the million archive (see the module doc) with `copies` suffixed
+/// copies of the list; returns how many messages it holds.
+fn build_million(list: &Path, corpus: &[&str], out: &Path, copies: usize) -> usize {
     let mut w = BufWriter::with_capacity(1 << 20, std::fs::File::create(out).expect("create archive"));
     let mut written = 0;
     let mut put = |bytes: &[u8]| {
@@ -367,7 +370,7 @@ fn build_million(list: &Path, corpus: &[&str], out: &Path) -> usize {
         writeln!(w).expect("write");
         written += 1;
     };
-    for copy in 1..=COPIES {
+    for copy in 1..=copies {
         for raw in lkpbot::source::open(list).expect("open the list") {
             put(&suffix_ids(&raw.expect("read the list").bytes, &format!(".c{copy}")));
         }

@@ -20,7 +20,8 @@
 //! ```
 //!
 //! Besides every case in turn, the largest case (the most messages) is
-//! asked on its own: the page that costs most.
+//! asked on its own, its page (the first event, the state's changes and
+//! the latest events) and its JSON (whole): what costs most.
 //!
 //! Requests are bounded (`BENCH_REQUESTS` per client and route, default
 //! 250) and go to 127.0.0.1 only.
@@ -134,6 +135,7 @@ async fn drive(addr: SocketAddr, ids: Vec<i64>, largest: i64, per_client: usize)
         ("/cases/{id}", Box::new(move |i| format!("/cases/{}", case_ids[i % n]))),
         ("/api/cases/{id}", Box::new(move |i| format!("/api/cases/{}", api_ids[i % n]))),
         ("/cases/{largest}", Box::new(move |_| format!("/cases/{largest}"))),
+        ("/api/cases/{largest}", Box::new(move |_| format!("/api/cases/{largest}"))),
         ("/ (open cases)", Box::new(|_| "/".into())),
         ("/api/cases (open)", Box::new(|_| "/api/cases".into())),
     ];

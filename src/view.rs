@@ -4,14 +4,16 @@
 
 pub mod chart;
 
+use std::collections::HashMap;
+
 use serde_json::{Map, Value, json};
 
 use crate::text::cut;
 
-use crate::case::CaseRecord;
 use crate::case::significance::{self, Significance};
 use crate::case::{CaseKind, Event, EventKind, replay};
-use crate::model::{Auth, AuthMethod, rfc3339};
+use crate::case::{CaseMessage, CaseRecord};
+use crate::model::{Auth, AuthMethod, MessageId, rfc3339};
 
 /// The commit as `{sha, short, subject}`: `sha` only when full.
 fn commit_json(c: &CaseRecord) -> Value {
@@ -54,10 +56,11 @@ fn event_significance(c: &CaseRecord, e: &Event) -> Option<Significance> {
 pub fn case_json(c: &CaseRecord, archive_url: &str) -> Value {
     let f = &c.view.facts;
     let (_, steps) = replay(f.kind, &c.events);
+    let by_id = c.messages_by_id();
     let events: Vec<Value> = steps
         .iter()
         .map(|(e, state)| {
-            let auth = event_auth(c, e);
+            let auth = event_auth(&by_id, e);
             json!({
                 "at": rfc3339(e.at),
                 "kind": e.kind.as_str(),
@@ -208,10 +211,10 @@ pub fn cases_table(cases: &[CaseRecord], now: i64) -> String {
 
 /// How the sender of the message that caused `e` was authenticated;
 /// `None` for an event no message caused (a stale mark, a timeout).
-fn event_auth<'a>(c: &'a CaseRecord, e: &Event) -> Option<&'a Auth> {
+fn event_auth<'a>(by_id: &HashMap<&MessageId, &'a CaseMessage>, e: &Event) -> Option<&'a Auth> {
     static NONE: Auth = Auth { method: AuthMethod::None, author: None, reason: String::new() };
     let id = e.message_id.as_ref()?;
-    Some(c.messages.iter().find(|m| &m.message_id == id).map_or(&NONE, |m| &m.auth))
+    Some(by_id.get(id).map_or(&NONE, |m| &m.auth))
 }
 
 /// `case ID`: the facts, then every event with the state it led to.
@@ -253,9 +256,10 @@ pub fn case_timeline(c: &CaseRecord, now: i64, archive_url: &str) -> String {
     }
     out.push_str("\ntimeline:\n");
     let (_, steps) = replay(f.kind, &c.events);
+    let by_id = c.messages_by_id();
     for (e, state) in steps {
         let mut line = format!("  {}  {:<16} -> {:<16}", day_time(e.at), e.kind.as_str(), state.as_str());
-        if let Some(m) = e.message_id.as_ref().and_then(|id| c.messages.iter().find(|m| &m.message_id == id)) {
+        if let Some(m) = e.message_id.as_ref().and_then(|id| by_id.get(id)) {
             let from = m.from.as_deref().unwrap_or("?");
             line.push_str(&format!("  {from} ({}): {}", m.auth.label(), cut(&m.subject, 70)));
         }

@@ -188,6 +188,85 @@ fn a_case_page_charts_base_bad_and_every_fix() {
     assert!(page.contains("<code>abcdef0123456789abcdef0123456789abcdef01</code>"));
 }
 
+/// A case of `replies` discussion mails after the report of
+/// `chart-two-fixes.mbox`, each answering the one before: a long thread.
+fn long_thread(replies: usize) -> (tempfile::TempDir, PathBuf) {
+    let fixture = std::fs::read_to_string(util::fixtures().join("web/chart-two-fixes.mbox")).unwrap();
+    let report = &fixture[..fixture.find("\nFrom dee@example.net").unwrap() + 1];
+    let mut mbox = report.to_string();
+    let mut parent = "202611021400.cccc0001-lkp@intel.com".to_string();
+    for n in 1..=replies {
+        let id = format!("long{n:04}@example.net");
+        mbox.push_str(&format!(
+            "From dee@example.net Tue Nov  3 02:00:00 2026\n\
+             Date: Tue, 3 Nov 2026 {:02}:{:02}:00 +0000\n\
+             From: Dee Author <dee@example.net>\n\
+             To: kernel test robot <oliver.sang@intel.com>\n\
+             Subject: Re: [linus:master] [mm] abcdef0123: will-it-scale.per_thread_ops 40.0% regression\n\
+             Message-ID: <{id}>\n\
+             In-Reply-To: <{parent}>\n\
+             References: <{parent}>\n\n\
+             Looking at it, part {n}.\n\n",
+            n / 60,
+            n % 60
+        ));
+        parent = id;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("long.mbox"), mbox).unwrap();
+    let db = dir.path().join("lkpbot.db");
+    block_on(async {
+        let mut e = engine(Store::open(&db).await.unwrap());
+        let errors = e.ingest_path(&dir.path().join("long.mbox"), NOW, &mut |_| {}).await.unwrap();
+        assert!(errors.is_empty(), "{errors:?}");
+        e.finish().await.unwrap();
+        e.into_store().close().await.unwrap();
+    });
+    (dir, db)
+}
+
+/// A long case's page shows its first event, the state's changes and the
+/// latest events, with links to the rest in pages; its JSON stays whole.
+#[test]
+fn a_long_case_page_shows_the_first_and_latest_events() {
+    let (_dir, db) = long_thread(250);
+    let id = case_with(&db, "will-it-scale");
+    let api = json(&get(&db, &format!("/api/cases/{id}"), ANY));
+    let events: Vec<&str> =
+        api["events"].as_array().unwrap().iter().map(|e| e["message_id"].as_str().unwrap_or("")).collect();
+    assert_eq!(events.len(), 251, "{api}");
+    let rows = |page: &str| page.matches("<td class=\"when\">").count();
+    let page = get(&db, &format!("/cases/{id}"), HTML);
+    assert_eq!(page.status, StatusCode::OK);
+    let page = page.body;
+    // The report, the first reply (it moved the case to discussed), the
+    // latest hundred.
+    assert_eq!(rows(&page), 102, "{page}");
+    assert!(page.contains("102 of 251 events"), "{page}");
+    assert!(page.contains(">202611021400.cccc0001-lkp@intel.com<"), "the report stays first: {page}");
+    assert!(page.contains(">long0001@example.net<") && !page.contains(">long0002@example.net<"), "{page}");
+    assert!(page.contains(">long0250@example.net<") && page.contains(">long0151@example.net<"), "{page}");
+    assert!(!page.contains(">long0150@example.net<"), "{page}");
+    assert!(page.contains(&format!("<a href=\"/cases/{id}?after=2\">&hellip; 149 more events</a>")), "{page}");
+    // The hidden events, a page at a time, in order.
+    let part = get(&db, &format!("/cases/{id}?after=1"), HTML).body;
+    assert_eq!(rows(&part), 100);
+    assert!(part.contains(">long0001@example.net<") && part.contains(">long0100@example.net<"), "{part}");
+    assert!(!part.contains(">long0101@example.net<"), "{part}");
+    assert!(part.contains(&format!("href=\"/cases/{id}?after=101\">&hellip; 150 later events")), "{part}");
+    assert!(part.contains(&format!("href=\"/cases/{id}?after=0\">&hellip; 1 more event<")), "{part}");
+    assert!(part.contains(&format!("<a href=\"/cases/{id}\">the first")), "a way back: {part}");
+    let small = get(&db, &format!("/cases/{id}?after=240&limit=5"), HTML).body;
+    assert!(small.contains(&format!("href=\"/cases/{id}?after=245&#38;limit=5\"")), "limit is kept: {small}");
+    assert!(small.contains(&format!("href=\"/cases/{id}?after=235&#38;limit=5\"")), "the page before: {small}");
+    // Everything at once, when asked.
+    let whole = get(&db, &format!("/cases/{id}?after=0&limit=1000"), HTML).body;
+    assert_eq!(rows(&whole), 251);
+    for bad in ["?limit=0", "?limit=10001", "?after=x", "?page=2"] {
+        assert_eq!(get(&db, &format!("/cases/{id}{bad}"), HTML).status, StatusCode::BAD_REQUEST, "{bad}");
+    }
+}
+
 #[test]
 fn the_list_filters_and_sorts() {
     let (_dir, db) = store(&["chart-two-fixes.mbox", "hostile-subject.mbox"]);

@@ -132,6 +132,12 @@ impl CaseRecord {
             retests: Vec::new(),
         }
     }
+
+    /// Its messages by Message-ID: what an event's message is looked up
+    /// in (a case may hold thousands; a scan per event is quadratic).
+    pub fn messages_by_id(&self) -> HashMap<&MessageId, &CaseMessage> {
+        self.messages.iter().map(|m| (&m.message_id, m)).collect()
+    }
 }
 
 /// Which cases to list.

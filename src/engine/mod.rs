@@ -378,6 +378,7 @@ impl Engine {
             status.insert(message_id, settled);
         }
         plain.flush(&mut th).await?;
+        th.replay_pending().await?;
         for id in th.settled() {
             status.insert(id.clone(), true);
         }

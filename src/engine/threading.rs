@@ -59,6 +59,14 @@ pub(super) struct Threader<'a, 't> {
     /// Messages settled (for the messages that refer to them) since the
     /// batch began.
     settled: HashSet<MessageId>,
+    /// Cases whose events grew since their last replay, replayed once
+    /// when the batch ends ([`Threader::replay_pending`]) rather than at
+    /// each message: a case of thousands of messages would otherwise be
+    /// read whole for each of them. Threading reads no case's state, so
+    /// nothing in the batch sees the difference; what can change a case's
+    /// title (a retitle, an event changed or taken away) is replayed at
+    /// once, and acting (which reads states) replays what is pending first.
+    pending: BTreeSet<CaseId>,
 }
 
 impl<'a, 't> Threader<'a, 't> {
@@ -80,7 +88,16 @@ impl<'a, 't> Threader<'a, 't> {
             patch_cases: HashSet::new(),
             joined: HashSet::new(),
             settled: HashSet::new(),
+            pending: BTreeSet::new(),
         }
+    }
+
+    /// Replays the cases whose replay was put off (see `pending`).
+    pub async fn replay_pending(&mut self) -> Result<(), StoreError> {
+        for case in std::mem::take(&mut self.pending) {
+            self.tx.replay(case).await?;
+        }
+        Ok(())
     }
 
     /// The messages settled since the batch began (for the messages that
@@ -295,6 +312,9 @@ impl<'a, 't> Threader<'a, 't> {
             views.iter().filter_map(|v| Some((v.id, v.facts.metric.clone().or(v.facts.signature.clone())?))).collect();
         let waits = Waits { unsettled: &unsettled, lifecycle: &c.deps };
         let (settled, cases) = self.apply(inc, own, decision, waits, &metrics, fresh).await?;
+        if self.settings.acting.is_some() {
+            self.replay_pending().await?;
+        }
         if self.settings.acting.is_some()
             && super::acting::act_on(self.tx, self.settings, inc, fetched_at, &cases, !unsettled.is_empty()).await?
         {
@@ -424,12 +444,18 @@ impl<'a, 't> Threader<'a, 't> {
             Decision::Attach(atts) => (None, atts),
         };
         let mut changed: Vec<String> = Vec::new();
-        let mut replay: BTreeSet<CaseId> = BTreeSet::new();
+        // Cases to replay: at once (`true`) or with the batch's end.
+        let mut replay: BTreeMap<CaseId, bool> = BTreeMap::new();
         let own_case = self.own_case(id, opens, own, &mut changed, &mut replay).await?;
         let joined = self.join_cases(id, own_case, atts, &before, metrics, &mut replay).await?;
-        for case in &replay {
-            self.tx.replay(*case).await?;
-            self.touched.insert(*case);
+        for (case, now) in replay {
+            if now {
+                self.pending.remove(&case);
+                self.tx.replay(case).await?;
+            } else {
+                self.pending.insert(case);
+            }
+            self.touched.insert(case);
         }
         let was: BTreeSet<CaseId> = before.iter().map(|(c, _)| *c).collect();
         let now: BTreeSet<CaseId> = own_case.into_iter().chain(joined).collect();
@@ -493,7 +519,7 @@ impl<'a, 't> Threader<'a, 't> {
         atts: Vec<Membership>,
         before: &[(CaseId, Strategy)],
         metrics: &HashMap<CaseId, String>,
-        replay: &mut BTreeSet<CaseId>,
+        replay: &mut BTreeMap<CaseId, bool>,
     ) -> Result<Vec<CaseId>, StoreError> {
         let mut want: BTreeMap<CaseId, Membership> = BTreeMap::new();
         for att in atts {
@@ -504,7 +530,7 @@ impl<'a, 't> Threader<'a, 't> {
         for (case, _) in before {
             if Some(*case) != own_case && !want.contains_key(case) {
                 self.tx.detach(*case, id).await?;
-                replay.insert(*case);
+                replay.insert(*case, true);
             }
         }
         for (case, att) in &want {
@@ -513,7 +539,10 @@ impl<'a, 't> Threader<'a, 't> {
                 self.tx.attach(*case, id, att.strategy).await?;
             }
             if self.tx.put_events(*case, Some(id), &att.events).await? || had.is_none() {
-                replay.insert(*case);
+                // A new member's events only add to the case; changed ones
+                // or a retitle may change its title, which threading reads.
+                let now = had.is_some() || att.events.iter().any(|e| e.kind == EventKind::Retitled);
+                *replay.entry(*case).or_insert(now) |= now;
                 for e in &att.events {
                     let metric = metrics.get(case).map_or("", String::as_str);
                     tracing::info!(case = case.0, event = e.kind.as_str(), metric, message_id = %id, "case event");
@@ -531,7 +560,7 @@ impl<'a, 't> Threader<'a, 't> {
         opens: Option<Box<CaseFacts>>,
         own: Option<CaseView>,
         changed: &mut Vec<String>,
-        replay: &mut BTreeSet<CaseId>,
+        replay: &mut BTreeMap<CaseId, bool>,
     ) -> Result<Option<CaseId>, StoreError> {
         Ok(match (opens, own) {
             (Some(facts), None) => {
@@ -542,7 +571,7 @@ impl<'a, 't> Threader<'a, 't> {
                 self.tx.put_events(case, Some(id), &[reported]).await?;
                 self.stats.cases_opened += 1;
                 changed.extend(keys::case_deps(&facts));
-                replay.insert(case);
+                replay.insert(case, false);
                 tracing::info!(case = case.0, kind = facts.kind.as_str(), metric = facts.metric.as_deref().unwrap_or(""), message_id = %id, "case opened");
                 Some(case)
             }

@@ -24,6 +24,76 @@ pub struct Params {
     pub after: Option<String>,
 }
 
+/// The query string of `/cases/{id}`: which part of its timeline.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CaseParams {
+    /// At most this many events (default [`TIMELINE_EVENTS`]) ...
+    pub limit: Option<String>,
+    /// ... those after the first `after` events of the timeline; without
+    /// it, the case's first event, every event that moved its state and
+    /// the latest events.
+    pub after: Option<String>,
+}
+
+/// Events of a case page's timeline by default: a case may hold
+/// thousands, its page shows what a reader needs first.
+pub const TIMELINE_EVENTS: usize = 100;
+
+/// The checked [`CaseParams`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Window {
+    pub limit: usize,
+    pub after: Option<usize>,
+}
+
+impl Window {
+    pub fn parse(p: CaseParams) -> Result<Window, String> {
+        let limit = match given(p.limit) {
+            None => TIMELINE_EVENTS,
+            Some(v) => match v.parse::<usize>() {
+                Ok(n) if (1..=MAX_LIMIT).contains(&n) => n,
+                _ => return Err(format!("limit must be 1 to {MAX_LIMIT}, not {v:?}")),
+            },
+        };
+        let after = given(p.after)
+            .map(|v| v.parse::<usize>().map_err(|_| format!("after is a number of events, not {v:?}")))
+            .transpose()?;
+        Ok(Window { limit, after })
+    }
+
+    /// The query string of this window's `limit` (none when the
+    /// default) with `after`, for the timeline's links.
+    pub fn href(&self, id: i64, after: Option<usize>) -> String {
+        let mut parts = Vec::new();
+        if let Some(a) = after {
+            parts.push(format!("after={a}"));
+        }
+        if self.limit != TIMELINE_EVENTS {
+            parts.push(format!("limit={}", self.limit));
+        }
+        if parts.is_empty() { format!("/cases/{id}") } else { format!("/cases/{id}?{}", parts.join("&")) }
+    }
+
+    /// Which of a timeline's events (positions from 0) this window shows,
+    /// in order; `moved` says, per event, whether it changed the state.
+    pub fn shown(&self, moved: &[bool]) -> Vec<usize> {
+        let total = moved.len();
+        if let Some(after) = self.after {
+            return (after.min(total)..after.saturating_add(self.limit).min(total)).collect();
+        }
+        let latest = total.saturating_sub(self.limit);
+        let mut out: Vec<usize> = Vec::with_capacity(self.limit.min(total) * 2 + 1);
+        out.extend((total > 0).then_some(0));
+        // The state's evidence before the latest events, its latest
+        // `limit` changes at most.
+        let changes: Vec<usize> = (1..latest).filter(|&i| moved[i]).collect();
+        out.extend(changes.iter().skip(changes.len().saturating_sub(self.limit)));
+        out.extend(latest.max(1)..total);
+        out
+    }
+}
+
 /// Cases on one page of the HTML list.
 pub const PAGE_CASES: usize = 200;
 /// The most `limit` may ask of `/api/cases`.
@@ -326,6 +396,26 @@ mod tests {
     fn sort_links_keep_the_filters() {
         let q = Query::parse(params(&[("state", "all"), ("tree", "linux next&x"), ("kind", "build")])).unwrap();
         assert_eq!(q.with_sort(Sort::Severity), "/?state=all&kind=build&tree=linux%20next%26x&sort=severity");
+    }
+
+    #[test]
+    fn a_timeline_window_shows_the_first_the_changes_and_the_latest() {
+        let w = |after: Option<usize>, limit| Window { limit, after };
+        assert_eq!(w(None, 3).shown(&[]), Vec::<usize>::new());
+        assert_eq!(w(None, 3).shown(&[true]), vec![0]);
+        assert_eq!(w(None, 3).shown(&[true, false, false]), vec![0, 1, 2]);
+        let moved = [true, true, false, false, true, false, false, false, false, false];
+        assert_eq!(w(None, 3).shown(&moved), vec![0, 1, 4, 7, 8, 9]);
+        // At most `limit` of the state's changes, the latest.
+        assert_eq!(w(None, 1).shown(&moved), vec![0, 4, 9]);
+        assert_eq!(w(Some(2), 3).shown(&moved), vec![2, 3, 4]);
+        assert_eq!(w(Some(8), 3).shown(&moved), vec![8, 9]);
+        assert_eq!(w(Some(10), 3).shown(&moved), Vec::<usize>::new());
+        assert_eq!(w(Some(usize::MAX), 3).shown(&moved), Vec::<usize>::new());
+        assert!(Window::parse(CaseParams { limit: Some("0".into()), after: None }).is_err());
+        assert!(Window::parse(CaseParams { limit: None, after: Some("-1".into()) }).is_err());
+        assert_eq!(w(Some(5), 3).href(7, Some(2)), "/cases/7?after=2&limit=3");
+        assert_eq!(w(None, TIMELINE_EVENTS).href(7, None), "/cases/7");
     }
 
     #[test]

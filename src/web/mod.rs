@@ -205,15 +205,18 @@ async fn case_page(
     State(app): State<App>,
     headers: HeaderMap,
     id: Result<Path<String>, PathRejection>,
+    q: Result<Query<list::CaseParams>, QueryRejection>,
 ) -> Result<Response, HttpFailure> {
     let html = wants_html(&headers);
     let id = case_id(id).map_err(|f| f.into_html(html))?;
+    let Query(q) = q.map_err(|e| HttpFailure::bad(format!("bad query: {}", e.body_text())).into_html(html))?;
+    let window = list::Window::parse(q).map_err(|e| HttpFailure::bad(e).into_html(html))?;
     let Some(c) = app.reader.case(id).await.map_err(|e| HttpFailure::store(e).into_html(html))? else {
         return Err(HttpFailure::new(StatusCode::NOT_FOUND, format!("no case {}", id.0)).into_html(html));
     };
     let related: Vec<CaseId> = c.related.iter().map(|(id, _)| *id).collect();
     let others = app.reader.views(&related).await.map_err(|e| HttpFailure::store(e).into_html(html))?;
-    page(&pages::case(&c, &others, (app.clock)(), &app.archive)).map_err(|f| f.into_html(html))
+    page(&pages::case(&c, &others, (app.clock)(), &app.archive, &window)).map_err(|f| f.into_html(html))
 }
 
 /// `/api/cases`: `state` as `cases --state` (and the list's other

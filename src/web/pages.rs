@@ -5,7 +5,7 @@
 
 use askama::Template;
 
-use super::list::{Query, Sort, encode};
+use super::list::{Query, Sort, Window, encode};
 use crate::case::CaseRecord;
 use crate::case::significance::{self, Significance};
 use crate::case::{CaseKind, CaseState, CaseView, replay};
@@ -208,6 +208,14 @@ pub struct Step {
     pub auth: String,
     pub auth_reason: String,
     pub message_id: String,
+    /// Events of the timeline left out before this one.
+    pub gap_before: Option<Gap>,
+}
+
+/// A run of timeline events a page leaves out, and where they are.
+pub struct Gap {
+    pub hidden: usize,
+    pub href: String,
 }
 
 pub struct Related {
@@ -233,6 +241,12 @@ pub struct Case {
     pub chart_note: Option<&'static str>,
     pub points: Vec<PointRow>,
     pub steps: Vec<Step>,
+    /// Events after the last one shown, when left out.
+    pub more: Option<Gap>,
+    /// How many events the timeline holds, and the default view's link
+    /// when this page shows another part of it.
+    pub events: usize,
+    pub latest: Option<String>,
     pub related: Vec<Related>,
 }
 
@@ -336,43 +350,55 @@ fn points(c: &CaseRecord, ch: &chart::Chart, archive: &str) -> Vec<PointRow> {
         .collect()
 }
 
-/// One case's page; `others` holds its related cases, by id.
-pub fn case(c: &CaseRecord, others: &[CaseView], now: i64, archive: &str) -> Case {
+/// One case's page; `others` holds its related cases, by id; `window`
+/// the part of its timeline shown.
+pub fn case(c: &CaseRecord, others: &[CaseView], now: i64, archive: &str, window: &Window) -> Case {
     let f = &c.view.facts;
     let ch = chart::chart(c);
     let (_, replayed) = replay(f.kind, &c.events);
-    let steps = replayed
-        .iter()
-        .map(|(e, state)| {
-            let m = e.message_id.as_ref().and_then(|id| c.messages.iter().find(|m| &m.message_id == id));
-            let note = match (e.verdict, &e.fix_commit, &e.note) {
-                (Some(v), Some(x), _) => Some(format!("{} ({x})", v.as_str())),
-                (Some(v), None, _) => Some(v.as_str().to_string()),
-                (None, _, Some(n)) => Some(crate::text::cut(n, 120)),
-                _ => None,
-            };
-            let at = when(e.at);
-            let (day, time) = at.split_once(' ').unwrap_or((&at, ""));
-            Step {
-                day: day.to_string(),
-                time: time.to_string(),
-                kind: e.kind.as_str(),
-                state: state.as_str(),
-                note,
-                href: e.message_id.as_ref().map(|id| id.link(archive)),
-                // A tree event has no message: where it happened instead.
-                subject: match (m, &e.message_id) {
-                    (Some(m), _) => m.subject.clone(),
-                    (None, Some(_)) => "(message)".into(),
-                    (None, None) => crate::view::lifecycle_place(e).unwrap_or_default(),
-                },
-                from: m.and_then(|m| m.from.clone()).unwrap_or_default(),
-                auth: m.map_or_else(String::new, |m| m.auth.label()),
-                auth_reason: m.map_or_else(String::new, |m| m.auth.reason.clone()),
-                message_id: e.message_id.as_ref().map_or(String::new(), |id| id.as_str().to_string()),
-            }
-        })
-        .collect();
+    let moved: Vec<bool> = replayed.iter().enumerate().map(|(i, (_, s))| i == 0 || replayed[i - 1].1 != *s).collect();
+    let shown = window.shown(&moved);
+    let by_id = c.messages_by_id();
+    // A run left out links to its start; the run before a part of the
+    // timeline to the part just before it.
+    let gap = |from: usize, to: usize| {
+        let start = if window.after.is_some() && from == 0 { to.saturating_sub(window.limit) } else { from };
+        Gap { hidden: to - from, href: window.href(c.view.id.0, Some(start)) }
+    };
+    let mut next = 0;
+    let mut steps = Vec::with_capacity(shown.len());
+    for &i in &shown {
+        let (e, state) = &replayed[i];
+        let m = e.message_id.as_ref().and_then(|id| by_id.get(id));
+        let note = match (e.verdict, &e.fix_commit, &e.note) {
+            (Some(v), Some(x), _) => Some(format!("{} ({x})", v.as_str())),
+            (Some(v), None, _) => Some(v.as_str().to_string()),
+            (None, _, Some(n)) => Some(crate::text::cut(n, 120)),
+            _ => None,
+        };
+        let at = when(e.at);
+        let (day, time) = at.split_once(' ').unwrap_or((&at, ""));
+        steps.push(Step {
+            day: day.to_string(),
+            time: time.to_string(),
+            kind: e.kind.as_str(),
+            state: state.as_str(),
+            note,
+            href: e.message_id.as_ref().map(|id| id.link(archive)),
+            // A tree event has no message: where it happened instead.
+            subject: match (m, &e.message_id) {
+                (Some(m), _) => m.subject.clone(),
+                (None, Some(_)) => "(message)".into(),
+                (None, None) => crate::view::lifecycle_place(e).unwrap_or_default(),
+            },
+            from: m.and_then(|m| m.from.clone()).unwrap_or_default(),
+            auth: m.map_or_else(String::new, |m| m.auth.label()),
+            auth_reason: m.map_or_else(String::new, |m| m.auth.reason.clone()),
+            message_id: e.message_id.as_ref().map_or(String::new(), |id| id.as_str().to_string()),
+            gap_before: (i > next).then(|| gap(next, i)),
+        });
+        next = i + 1;
+    }
     Case {
         id: c.view.id.0,
         title: f.title.clone(),
@@ -387,6 +413,9 @@ pub fn case(c: &CaseRecord, others: &[CaseView], now: i64, archive: &str) -> Cas
              so each commit is drawn as its change from the base it was measured with."
         }),
         steps,
+        more: (next < replayed.len()).then(|| gap(next, replayed.len())),
+        events: replayed.len(),
+        latest: window.after.map(|_| window.href(c.view.id.0, None)),
         related: c
             .related
             .iter()
