@@ -138,6 +138,12 @@ impl MessageId {
         &self.0
     }
 
+    /// The key (in the store's `message_keys`) a robot report offers
+    /// under its HyperKitty id: `h:` and [`MessageId::hyperkitty_id`].
+    pub fn hyperkitty_key(&self) -> String {
+        hyperkitty_key(&self.hyperkitty_id())
+    }
+
     /// The id HyperKitty (the lists.01.org archive, where the robot's
     /// mail lived until 2022) gives the message in its URLs
     /// (`.../message/<ID>/`, and `.../thread/<ID>/` for the thread the
@@ -429,6 +435,12 @@ impl Fnv {
         h.write(bytes);
         h.finish()
     }
+}
+
+/// The key of the robot report whose HyperKitty id is `id`: what a
+/// lists.01.org link to the report's thread or message names.
+pub fn hyperkitty_key(id: &str) -> String {
+    format!("h:{id}")
 }
 
 #[cfg(test)]

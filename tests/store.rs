@@ -104,6 +104,7 @@ fn cases_opened_before_the_noise_columns_get_them_from_their_reports() {
         let url = format!("sqlite://{}", path.display());
         let mut conn = sqlx::SqliteConnection::connect(&url).await.unwrap();
         for sql in [
+            "DROP TABLE store_tasks",
             "DROP INDEX events_tree",
             "DROP INDEX cases_commit_subject",
             "DROP TABLE message_keys",
@@ -415,5 +416,145 @@ fn a_postgres_store_from_a_newer_lkpbot_is_refused() {
                 Ok(()) => panic!("a newer schema was accepted"),
             }
         }
+    });
+}
+
+/// The store at `url` (`sqlite://...` or `postgres://...`) as an older
+/// lkpbot left it, or with what a test looks at: `sql` run as it is.
+async fn raw_sql(url: &str, sql: &[&'static str]) {
+    if url.starts_with("sqlite:") {
+        let mut conn = sqlx::SqliteConnection::connect(url).await.unwrap();
+        for s in sql {
+            sqlx::query(*s).execute(&mut conn).await.unwrap();
+        }
+        conn.close().await.unwrap();
+    } else {
+        let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
+        for s in sql {
+            sqlx::query(*s).execute(&mut conn).await.unwrap();
+        }
+        conn.close().await.unwrap();
+    }
+}
+
+/// How many rows `sql` (a `SELECT COUNT(*)`) counts.
+async fn count(url: &str, sql: &'static str) -> i64 {
+    if url.starts_with("sqlite:") {
+        let mut conn = sqlx::SqliteConnection::connect(url).await.unwrap();
+        let (n,): (i64,) = sqlx::query_as(sql).fetch_one(&mut conn).await.unwrap();
+        conn.close().await.unwrap();
+        n
+    } else {
+        let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
+        let (n,): (i64,) = sqlx::query_as(sql).fetch_one(&mut conn).await.unwrap();
+        conn.close().await.unwrap();
+        n
+    }
+}
+
+/// Each backend as a `Location` and the URL a test connects to.
+fn backend_urls(dir: &std::path::Path) -> Vec<(Location, String)> {
+    let path = dir.join("lkpbot.db");
+    let mut out = vec![(Location::Sqlite(path.clone()), format!("sqlite://{}", path.display()))];
+    if let Some(url) = crate::util::postgres::fresh_db() {
+        out.push((Location::postgres(&url, None).unwrap(), url));
+    }
+    out
+}
+
+/// Pushes `msgs` through an engine on the store at `at`; its cases.
+async fn ingest_at(at: &Location, msgs: &[Vec<u8>]) -> Vec<lkpbot::case::CaseRecord> {
+    let mut engine = crate::thread::engine(Store::connect(at).await.unwrap());
+    for m in msgs {
+        engine.push(crate::thread::env(m)).await.unwrap();
+    }
+    engine.finish().await.unwrap();
+    engine.store().cases(lkpbot::case::CaseFilter::All, true).await.unwrap()
+}
+
+const HK_KEYS: &str = "SELECT COUNT(*) FROM message_keys WHERE key LIKE 'h:%'";
+const HK_WAITING: &str = "SELECT COUNT(*) FROM thread_deps WHERE dep_key LIKE 'k:h:%'";
+/// What a store before the HyperKitty keys lacks, and the task migration
+/// 0011 leaves it.
+const BEFORE_HK_KEYS: &[&str] =
+    &["DELETE FROM message_keys WHERE key LIKE 'h:%'", "INSERT INTO store_tasks (name) VALUES ('hyperkitty-keys')"];
+
+/// `fixtures/threads/hyperkitty-links.mbox` split: the two robot reports
+/// (and an answer to one), then the mail naming them by lists.01.org
+/// links (two fixes, a maintainer's "applied", a link to no report).
+fn hyperkitty_split() -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
+    let (reports, links): (Vec<Vec<u8>>, Vec<Vec<u8>>) =
+        fixture_messages("hyperkitty-links").into_iter().partition(|m| {
+            let text = String::from_utf8_lossy(m);
+            text.contains("From: kernel test robot <") || text.contains("In-Reply-To: <20210601080000.GA1234")
+        });
+    assert_eq!((reports.len(), links.len()), (3, 4), "the fixture changed");
+    (reports, links)
+}
+
+/// On each backend, a store with the split's reports ingested, handed
+/// to `test` with the link mail.
+fn with_reports_stored(test: impl AsyncFn(Location, String, Vec<Vec<u8>>)) {
+    let (reports, links) = hyperkitty_split();
+    let dir = tempfile::tempdir().unwrap();
+    for (at, url) in backend_urls(dir.path()) {
+        block_on(async {
+            ingest_at(&at, &reports).await;
+            test(at, url, links.clone()).await;
+        });
+    }
+}
+
+/// The cases the link mail moved, as in `thread::hyperkitty_links_tie_fixes_to_reports`.
+fn assert_links_tied(cases: &[lkpbot::case::CaseRecord], why: &str) {
+    use lkpbot::case::{CaseState, Strategy};
+    let case = |report: &str| {
+        cases.iter().find(|c| c.view.facts.report_message_id.as_str() == report).expect("a case for the report")
+    };
+    let a = case("20210601080000.GA1234@xsang-OptiPlex-9020");
+    assert_eq!(a.view.state, CaseState::FixApplied, "{why}");
+    let fix = a.messages.iter().find(|m| m.message_id.as_str() == "20210603020000.1111-1-ida@example.org");
+    assert_eq!(fix.map(|m| m.strategy), Some(Strategy::Link), "{why}");
+    let b = case("20210705123456.GB5678@xsang-OptiPlex-9020");
+    assert_eq!(b.view.state, CaseState::FixPosted, "{why}");
+    assert!(b.messages.iter().any(|m| m.message_id.as_str() == "20210709060000.3333-1-lev@example.net"), "{why}");
+}
+
+/// Reports stored before reports offered their HyperKitty keys get them
+/// when the store is first opened after the upgrade, so lists.01.org
+/// links find them; the next open does not look again.
+#[test]
+fn stored_reports_get_their_hyperkitty_keys_once() {
+    with_reports_stored(async |at, url, links| {
+        assert_eq!(count(&url, HK_KEYS).await, 2, "{at}: a report offers its key");
+        raw_sql(&url, BEFORE_HK_KEYS).await;
+        assert_eq!(count(&url, HK_KEYS).await, 0);
+        let cases = ingest_at(&at, &links).await;
+        assert_eq!(count(&url, HK_KEYS).await, 2, "{at}: the open gave the stored reports their keys");
+        assert_links_tied(&cases, &at.to_string());
+        // Done once: an open does not scan the reports again.
+        assert_eq!(count(&url, "SELECT COUNT(*) FROM store_tasks").await, 0, "{at}");
+        raw_sql(&url, &["DELETE FROM message_keys WHERE key LIKE 'h:%'"]).await;
+        drop(Store::connect(&at).await.unwrap());
+        assert_eq!(count(&url, HK_KEYS).await, 0, "{at}: scanned again");
+    });
+}
+
+/// Mail that named a report by a lists.01.org link and waits on its
+/// key is threaded again once the open gives the report its key: the
+/// same cases as when the report had it all along.
+#[test]
+fn mail_waiting_on_a_backfilled_hyperkitty_key_is_threaded_again() {
+    with_reports_stored(async |at, url, links| {
+        // The link mail arrives while the reports lack their keys.
+        raw_sql(&url, &["DELETE FROM message_keys WHERE key LIKE 'h:%'"]).await;
+        let cases = ingest_at(&at, &links).await;
+        let a = cases.iter().find(|c| c.view.facts.report_message_id.as_str().starts_with("20210601080000"));
+        assert_eq!(a.map(|c| c.messages.len()), Some(2), "{at}: the fix found its report without its key");
+        assert_eq!(count(&url, HK_WAITING).await, 4, "{at}: the two fixes and the links to no report wait on keys");
+        raw_sql(&url, &["INSERT INTO store_tasks (name) VALUES ('hyperkitty-keys')"]).await;
+        let cases = ingest_at(&at, &[]).await;
+        assert_links_tied(&cases, &at.to_string());
+        assert_eq!(count(&url, "SELECT COUNT(*) FROM store_tasks").await, 0, "{at}");
     });
 }

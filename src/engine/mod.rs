@@ -249,6 +249,9 @@ impl Engine {
 
     /// Stores the pending batch in one transaction.
     pub async fn flush(&mut self) -> Result<(), StoreError> {
+        if self.store.take_rethread_pending() {
+            self.rethread_backfilled().await?;
+        }
         if self.batch.is_empty() {
             return Ok(());
         }
@@ -390,6 +393,20 @@ impl Engine {
         tx.commit().await?;
         self.recent = status;
         Ok(())
+    }
+
+    /// Threads again, as when the keys are offered, the mail that waits
+    /// on `h:` keys the store gave reports stored before they offered
+    /// them (once, after the open that added them).
+    async fn rethread_backfilled(&mut self) -> Result<(), StoreError> {
+        let mut tx = self.store.begin().await?;
+        let offered = tx.take_rethread(&keys::dep_key(""), &keys::key_hyperkitty("")).await?;
+        if !offered.is_empty() {
+            let mut th = threading::Threader::new(&mut tx, &self.settings, &mut self.stats, &mut self.touched);
+            th.offered(&offered).await?;
+            th.replay_pending().await?;
+        }
+        tx.commit().await
     }
 
     /// Stores what is left; returns what was done since the last

@@ -34,6 +34,7 @@ mod open;
 mod outbox;
 pub mod read;
 pub mod rows;
+mod tasks;
 mod trees;
 
 use std::path::{Path, PathBuf};
@@ -135,6 +136,9 @@ pub struct Store {
     deps: deps::DepFilter,
     /// How to connect again when the server went away (PostgreSQL).
     again: Option<open::Reconnect>,
+    /// Whether mail waiting on keys the open added may have to be
+    /// threaded again (`tasks`).
+    rethread: bool,
 }
 
 impl Store {
@@ -142,7 +146,10 @@ impl Store {
     /// to date. Safe when several processes open a new file at once.
     pub async fn open(path: &Path) -> Result<Store, StoreError> {
         let conn = Conn::Sqlite(open::writer(path).await?);
-        Ok(Store { conn, path: path.to_path_buf(), deps: deps::DepFilter::default(), again: None })
+        let mut store =
+            Store { conn, path: path.to_path_buf(), deps: deps::DepFilter::default(), again: None, rethread: false };
+        store.run_tasks().await?;
+        Ok(store)
     }
 
     /// Opens the store at `at`: a SQLite file (as [`Store::open`]) or a
@@ -152,12 +159,15 @@ impl Store {
             Location::Sqlite(path) => Store::open(path).await,
             Location::Postgres(pg) => {
                 let (conn, again) = open::pg_writer(pg).await?;
-                Ok(Store {
+                let mut store = Store {
                     conn: Conn::Pg(conn),
                     path: PathBuf::from(pg.to_string()),
                     deps: deps::DepFilter::default(),
                     again: Some(again),
-                })
+                    rethread: false,
+                };
+                store.run_tasks().await?;
+                Ok(store)
             }
         }
     }
@@ -165,7 +175,15 @@ impl Store {
     /// A private store in memory, for tests and dry runs.
     pub async fn open_in_memory() -> Result<Store, StoreError> {
         let conn = Conn::Sqlite(open::in_memory().await?);
-        Ok(Store { conn, path: PathBuf::from(":memory:"), deps: deps::DepFilter::default(), again: None })
+        let mut store = Store {
+            conn,
+            path: PathBuf::from(":memory:"),
+            deps: deps::DepFilter::default(),
+            again: None,
+            rethread: false,
+        };
+        store.run_tasks().await?;
+        Ok(store)
     }
 
     /// The SQLite file, or the PostgreSQL database's URL without its

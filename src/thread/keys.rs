@@ -98,7 +98,7 @@ pub fn key_title(patch_key: &str) -> String {
 /// hash, `MessageId::hyperkitty_id`) is `id`: what a lists.01.org link
 /// to the report's thread or message names.
 pub fn key_hyperkitty(id: &str) -> String {
-    format!("h:{id}")
+    crate::model::hyperkitty_key(id)
 }
 
 /// The key of the patches of the series whose cover letter is `id`.
