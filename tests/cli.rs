@@ -316,6 +316,28 @@ fn store_copy_round_trips_through_postgres_unchanged() {
     let copied = run(&["--db", "a.db", "store", "copy", "--to", &url]);
     assert!(copied.lines().any(|l| l.starts_with("cases") && !l.ends_with(" 0")), "{copied}");
     assert_eq!(views(&["--config", "pg.toml"]), want, "SQLite -> PostgreSQL changed the store");
+    // Case pages (which read part of a case) are the same on both.
+    let all: serde_json::Value = serde_json::from_str(&want[0]).unwrap();
+    let ids: Vec<i64> = all.as_array().unwrap().iter().map(|c| c["id"].as_i64().unwrap()).collect();
+    let pages = |at: lkpbot::store::Location| {
+        crate::thread::block_on(async {
+            use tower::ServiceExt;
+            let reader = lkpbot::store::Reader::connect(&at).await.unwrap();
+            let app = lkpbot::web::router(lkpbot::web::App::new(reader.clone(), || crate::thread::NOW, "https://x/"));
+            let mut out = Vec::new();
+            for id in &ids {
+                let req = axum::http::Request::get(format!("/cases/{id}")).body(axum::body::Body::empty()).unwrap();
+                let res = app.clone().oneshot(req).await.unwrap();
+                assert_eq!(res.status(), axum::http::StatusCode::OK, "case {id}");
+                out.push(axum::body::to_bytes(res.into_body(), usize::MAX).await.unwrap());
+            }
+            reader.close().await;
+            out
+        })
+    };
+    let sqlite = pages(lkpbot::store::Location::Sqlite(dir.path().join("a.db")));
+    assert!(!sqlite.is_empty());
+    assert_eq!(pages(lkpbot::store::Location::postgres(&url, None).unwrap()), sqlite, "case pages differ");
     run(&["--config", "pg.toml", "store", "copy", "--to", "b.db"]);
     assert_eq!(views(&["--db", "b.db"]), want, "PostgreSQL -> SQLite changed the store");
     // Into a store that holds something: refused, nothing written.

@@ -267,6 +267,47 @@ fn a_long_case_page_shows_the_first_and_latest_events() {
     }
 }
 
+/// A long case's page reads only the messages of the events it shows,
+/// and shows them as the whole case would: each part of its timeline is
+/// the page rendered from the complete record (what `/api/cases/{id}`
+/// shows), row for row.
+#[test]
+fn a_long_case_page_equals_the_page_of_the_whole_case() {
+    use askama::Template;
+    use lkpbot::web::list::Window;
+    let (_dir, db) = long_thread(250);
+    let id = case_with(&db, "will-it-scale");
+    let api = json(&get(&db, &format!("/api/cases/{id}"), ANY));
+    let (whole, others) = block_on(async {
+        let reader = Reader::open(&db).await.unwrap();
+        let c = reader.case(lkpbot::case::CaseId(id)).await.unwrap().unwrap();
+        let related: Vec<_> = c.related.iter().map(|(id, _)| *id).collect();
+        let others = reader.views(&related).await.unwrap();
+        reader.close().await;
+        (c, others)
+    });
+    assert_eq!(whole.messages.len(), 251, "the whole case holds every message");
+    assert_eq!(lkpbot::view::case_json(&whole, ARCHIVE), api, "the record the page is compared with is the API's");
+    let windows = [(None, 100), (Some(1), 100), (Some(240), 5), (Some(0), 1000)];
+    for (after, limit) in windows {
+        let window = Window { limit, after };
+        let expected = lkpbot::web::pages::case(&whole, &others, NOW, ARCHIVE, &window).render().unwrap();
+        let uri = window.href(id, after);
+        let page = get(&db, &uri, HTML);
+        assert_eq!(page.status, StatusCode::OK, "{uri}");
+        assert_eq!(page.body, lkpbot::text::clean(&expected), "{uri}");
+        // Every row shown names its message and who sent it, as the API's
+        // event at that place does.
+        let shown = lkpbot::web::pages::shown_messages(&whole, &window);
+        for m in &shown {
+            let m = m.as_str();
+            assert!(page.body.contains(&format!("<code class=\"muted\">{m}</code>")), "{uri}: {m}");
+        }
+        let from = "<span class=\"muted\">dee@example.net</span>";
+        assert_eq!(page.body.matches(from).count(), shown.iter().filter(|m| m.as_str().starts_with("long")).count());
+    }
+}
+
 #[test]
 fn the_list_filters_and_sorts() {
     let (_dir, db) = store(&["chart-two-fixes.mbox", "hostile-subject.mbox"]);

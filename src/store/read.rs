@@ -20,6 +20,7 @@ use std::sync::{Arc, Mutex};
 use super::db::{self, AsDb, Backend, Conn, Pool, Row, query};
 use super::{StoreError, err, placeholders, rows, select_in};
 use crate::case::{CaseFilter, CaseId, CaseMessage, CaseRecord, CaseRetest, CaseState, CaseView, commit_prefix};
+use crate::model::MessageId;
 
 /// Read-only access to a store file, shareable (`&self`).
 #[derive(Clone)]
@@ -133,6 +134,20 @@ impl Reader {
         tx.commit().await.map_err(err("end a read"))?;
         Ok(out)
     }
+
+    /// One case as a page shows it: its events, retests and related
+    /// cases, and of its messages only those `pick` names (given the case
+    /// without messages), all in one snapshot.
+    pub async fn case_part(
+        &self,
+        id: CaseId,
+        pick: impl FnOnce(&CaseRecord) -> Vec<MessageId> + Send,
+    ) -> Result<Option<CaseRecord>, StoreError> {
+        let mut tx = self.pool.begin_read().await.map_err(err("begin a read"))?;
+        let out = load_case_part(&mut tx, id, pick).await?;
+        tx.commit().await.map_err(err("end a read"))?;
+        Ok(out)
+    }
 }
 
 impl Reader {
@@ -235,14 +250,53 @@ pub(super) async fn load_cases(
 }
 
 pub(super) async fn load_case(conn: &mut impl AsDb, id: CaseId) -> Result<Option<CaseRecord>, StoreError> {
+    let Some(c) = case_row(conn, id).await? else { return Ok(None) };
+    let mut out = vec![c];
+    add_details(conn, &mut out, false).await?;
+    Ok(out.pop())
+}
+
+/// The case `id` without its details.
+async fn case_row(conn: &mut impl AsDb, id: CaseId) -> Result<Option<CaseRecord>, StoreError> {
     let row = query(format!("{} WHERE c.id = $1", base_select(true, db::backend(conn))))
         .bind(id.0)
         .fetch_optional(&mut *conn)
         .await
         .map_err(err("read a case"))?;
-    let Some(row) = row else { return Ok(None) };
-    let mut out = vec![case_record(&row)?];
-    add_details(conn, &mut out, false).await?;
+    row.as_ref().map(case_record).transpose()
+}
+
+/// One case with its events, retests and related cases, and of its
+/// messages only those `pick` names (given the case without messages),
+/// in the same snapshot: what a page showing part of a long timeline
+/// needs, at a cost set by what it shows rather than by the case's size.
+async fn load_case_part(
+    conn: &mut impl AsDb,
+    id: CaseId,
+    pick: impl FnOnce(&CaseRecord) -> Vec<MessageId>,
+) -> Result<Option<CaseRecord>, StoreError> {
+    let Some(c) = case_row(conn, id).await? else { return Ok(None) };
+    let mut out = vec![c];
+    add_timelines(conn, &mut out, false).await?;
+    let mut named: Vec<MessageId> = pick(&out[0]);
+    named.sort();
+    named.dedup();
+    let named: Vec<&str> = named.iter().map(MessageId::as_str).collect();
+    // By Message-ID (indexed), each of a message's cases but ours left out.
+    let rows = select_in(
+        conn,
+        &format!(
+            "{CASE_MESSAGES} FROM case_messages cm JOIN messages m ON m.message_id = cm.message_id \
+             WHERE cm.message_id IN"
+        ),
+        "",
+        &named,
+        "read case messages",
+    )
+    .await?;
+    add_messages(&mut out, &rows)?;
+    let c = &mut out[0];
+    c.messages.sort_by(|a, b| (a.date, &a.message_id).cmp(&(b.date, &b.message_id)));
     Ok(out.pop())
 }
 
@@ -269,12 +323,10 @@ fn case_record(row: &Row) -> Result<CaseRecord, StoreError> {
 /// Messages, events and related cases of `cases`; `all` says they are
 /// every case of the store (so each table is read once, unfiltered).
 async fn add_details(conn: &mut impl AsDb, cases: &mut [CaseRecord], all: bool) -> Result<(), StoreError> {
-    let index: HashMap<CaseId, usize> = cases.iter().enumerate().map(|(i, c)| (c.view.id, i)).collect();
     let ids: Vec<i64> = cases.iter().map(|c| c.view.id.0).collect();
     let messages = rows_for(
         conn,
-        "SELECT cm.case_id, cm.message_id, cm.strategy, m.kind, m.subject, m.from_addr, m.date, m.auth, \
-         m.auth_author, m.auth_reason FROM case_messages cm JOIN messages m ON m.message_id = cm.message_id",
+        &format!("{CASE_MESSAGES} FROM case_messages cm JOIN messages m ON m.message_id = cm.message_id"),
         "cm.case_id",
         "cm.case_id, m.date, cm.message_id",
         &ids,
@@ -282,7 +334,19 @@ async fn add_details(conn: &mut impl AsDb, cases: &mut [CaseRecord], all: bool) 
         "read case messages",
     )
     .await?;
-    for row in messages {
+    add_messages(cases, &messages)?;
+    add_timelines(conn, cases, all).await
+}
+
+/// A case's messages' columns (`cm` its `case_messages` rows, `m` their
+/// `messages`), as [`add_messages`] reads them.
+const CASE_MESSAGES: &str = "SELECT cm.case_id, cm.message_id, cm.strategy, m.kind, m.subject, m.from_addr, \
+     m.date, m.auth, m.auth_author, m.auth_reason";
+
+/// Each row of [`CASE_MESSAGES`] added to its case (in the rows' order).
+fn add_messages(cases: &mut [CaseRecord], rows: &[Row]) -> Result<(), StoreError> {
+    let index: HashMap<CaseId, usize> = cases.iter().enumerate().map(|(i, c)| (c.view.id, i)).collect();
+    for row in rows {
         let case = CaseId(row.try_get("case_id").map_err(err("read case messages"))?);
         let Some(&i) = index.get(&case) else { continue };
         let id: String = row.try_get("message_id").map_err(err("read case messages"))?;
@@ -294,9 +358,17 @@ async fn add_details(conn: &mut impl AsDb, cases: &mut [CaseRecord], all: bool) 
             subject: row.try_get("subject").map_err(err("read case messages"))?,
             from: row.try_get("from_addr").map_err(err("read case messages"))?,
             date: row.try_get("date").map_err(err("read case messages"))?,
-            auth: rows::auth(&row, "auth", "auth_author", "auth_reason")?,
+            auth: rows::auth(row, "auth", "auth_author", "auth_reason")?,
         });
     }
+    Ok(())
+}
+
+/// Events, retests and related cases of `cases`; `all` as for
+/// [`add_details`].
+async fn add_timelines(conn: &mut impl AsDb, cases: &mut [CaseRecord], all: bool) -> Result<(), StoreError> {
+    let index: HashMap<CaseId, usize> = cases.iter().enumerate().map(|(i, c)| (c.view.id, i)).collect();
+    let ids: Vec<i64> = cases.iter().map(|c| c.view.id.0).collect();
     let events = rows_for(
         conn,
         &format!("SELECT {} FROM events e", rows::EVENT_COLUMNS),

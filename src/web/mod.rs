@@ -211,7 +211,9 @@ async fn case_page(
     let id = case_id(id).map_err(|f| f.into_html(html))?;
     let Query(q) = q.map_err(|e| HttpFailure::bad(format!("bad query: {}", e.body_text())).into_html(html))?;
     let window = list::Window::parse(q).map_err(|e| HttpFailure::bad(e).into_html(html))?;
-    let Some(c) = app.reader.case(id).await.map_err(|e| HttpFailure::store(e).into_html(html))? else {
+    // Of the case's messages, only those of the events shown are read.
+    let shown = |c: &CaseRecord| pages::shown_messages(c, &window);
+    let Some(c) = app.reader.case_part(id, shown).await.map_err(|e| HttpFailure::store(e).into_html(html))? else {
         return Err(HttpFailure::new(StatusCode::NOT_FOUND, format!("no case {}", id.0)).into_html(html));
     };
     let related: Vec<CaseId> = c.related.iter().map(|(id, _)| *id).collect();

@@ -8,8 +8,8 @@ use askama::Template;
 use super::list::{Query, Sort, Window, encode};
 use crate::case::CaseRecord;
 use crate::case::significance::{self, Significance};
-use crate::case::{CaseKind, CaseState, CaseView, replay};
-use crate::model::rfc3339;
+use crate::case::{CaseKind, CaseState, CaseView, Event, replay};
+use crate::model::{MessageId, rfc3339};
 use crate::view::{self, chart};
 
 pub struct Opt {
@@ -350,14 +350,28 @@ fn points(c: &CaseRecord, ch: &chart::Chart, archive: &str) -> Vec<PointRow> {
         .collect()
 }
 
+/// `c`'s timeline in time order with the state after each event, and
+/// which of its events (positions) `window` shows.
+fn timeline<'c>(c: &'c CaseRecord, window: &Window) -> (Vec<(&'c Event, CaseState)>, Vec<usize>) {
+    let (_, replayed) = replay(c.view.facts.kind, &c.events);
+    let moved: Vec<bool> = replayed.iter().enumerate().map(|(i, (_, s))| i == 0 || replayed[i - 1].1 != *s).collect();
+    let shown = window.shown(&moved);
+    (replayed, shown)
+}
+
+/// The messages of the events `window` shows of `c`'s timeline: all a
+/// case page needs of the case's messages ([`case`]).
+pub fn shown_messages(c: &CaseRecord, window: &Window) -> Vec<MessageId> {
+    let (replayed, shown) = timeline(c, window);
+    shown.iter().filter_map(|&i| replayed[i].0.message_id.clone()).collect()
+}
+
 /// One case's page; `others` holds its related cases, by id; `window`
 /// the part of its timeline shown.
 pub fn case(c: &CaseRecord, others: &[CaseView], now: i64, archive: &str, window: &Window) -> Case {
     let f = &c.view.facts;
     let ch = chart::chart(c);
-    let (_, replayed) = replay(f.kind, &c.events);
-    let moved: Vec<bool> = replayed.iter().enumerate().map(|(i, (_, s))| i == 0 || replayed[i - 1].1 != *s).collect();
-    let shown = window.shown(&moved);
+    let (replayed, shown) = timeline(c, window);
     let by_id = c.messages_by_id();
     // A run left out links to its start; the run before a part of the
     // timeline to the part just before it.
