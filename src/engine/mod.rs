@@ -293,6 +293,8 @@ impl Engine {
         let mut th = threading::Threader::new(&mut tx, &self.settings, &mut self.stats, &mut self.touched);
         th.ask_patch_cases(&versions).await?;
         let mut plain = Plain::default();
+        // The parsed mail, freed behind the engine when the batch is done.
+        let mut spent: Vec<crate::thread::Incoming> = Vec::with_capacity(items.len());
         for (i, item) in items.into_iter().enumerate() {
             if let Some(c) = &item.checkpoint {
                 checkpoints.insert(c.source.clone(), c.token.clone());
@@ -368,6 +370,7 @@ impl Engine {
                     plain.raws.push((message_id.clone(), raw));
                 }
                 plain.ids.push(message_id);
+                spent.push(inc);
                 continue;
             }
             // Its row and bytes go in with the plain messages before it.
@@ -379,6 +382,7 @@ impl Engine {
             }
             let settled = th.store_new(&inc, fetched_at).await?;
             status.insert(message_id, settled);
+            spent.push(inc);
         }
         plain.flush(&mut th).await?;
         th.replay_pending().await?;
@@ -391,7 +395,8 @@ impl Engine {
             tx.set_checkpoint(source, token, now).await?;
         }
         tx.commit().await?;
-        self.recent = status;
+        let recent = std::mem::replace(&mut self.recent, status);
+        pipeline::free_behind(Box::new((spent, recent)));
         Ok(())
     }
 

@@ -262,18 +262,18 @@ impl<'a, 't> Threader<'a, 't> {
                 continue;
             }
             // A settled message has no bytes and needs no threading.
-            let Some((raw, fetched_at)) = self.tx.raw(&id).await? else { continue };
-            let Some(mut inc) = prepare(&raw, raw.len() as u64, &self.settings.classify) else {
+            let Some(waiting) = self.tx.waiting(&id).await? else { continue };
+            let Some(mut inc) = prepare(&waiting.raw, waiting.raw.len() as u64, &self.settings.classify) else {
                 self.stats.problems += 1;
                 tracing::error!(message_id = %id, "a stored message could not be parsed again (a bug in lkpbot)");
                 continue;
             };
             // Stored under this id (a synthesized one is derived from the
             // same bytes, but the row is what the cases point at).
-            inc.auth = self.tx.message_auth(&id).await?;
-            inc.withheld = self.tx.withheld(&id).await?;
+            inc.auth = waiting.auth;
+            inc.withheld = waiting.withheld;
             inc.message_id = id;
-            self.thread(&inc, fetched_at, false).await?;
+            self.thread(&inc, waiting.fetched_at, false).await?;
         }
         Ok(())
     }
