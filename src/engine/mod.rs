@@ -385,14 +385,10 @@ impl Engine {
             spent.push(inc);
         }
         plain.flush(&mut th).await?;
-        th.replay_pending().await?;
-        for id in th.settled() {
-            status.insert(id.clone(), true);
-        }
-        let now = th.latest_fetch();
-        drop(th);
+        let threaded = th.finish().await?;
+        status.extend(threaded.settled.into_iter().map(|id| (id, true)));
         for (source, token) in &checkpoints {
-            tx.set_checkpoint(source, token, now).await?;
+            tx.set_checkpoint(source, token, threaded.latest_fetch).await?;
         }
         tx.commit().await?;
         let recent = std::mem::replace(&mut self.recent, status);
@@ -409,7 +405,7 @@ impl Engine {
         if !offered.is_empty() {
             let mut th = threading::Threader::new(&mut tx, &self.settings, &mut self.stats, &mut self.touched);
             th.offered(&offered).await?;
-            th.replay_pending().await?;
+            th.finish().await?;
         }
         tx.commit().await
     }
