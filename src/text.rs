@@ -39,6 +39,7 @@ const DIGIT: &str = "[:digit:]";
 /// With these the classifier's patterns take a fraction of their memory,
 /// and it reads the corpus and the cgroups list exactly as before.
 pub fn small_classes(pattern: &str) -> String {
+    let pattern = word_out_of_classes(pattern);
     let mut out = String::with_capacity(pattern.len() + 32);
     let mut chars = pattern.chars().peekable();
     // How deep in bracket classes (`[a[:word:]]` nests).
@@ -58,8 +59,12 @@ pub fn small_classes(pattern: &str) -> String {
                 };
                 match (set, e.is_ascii_lowercase(), class > 0) {
                     (Some(set), true, true) => out.push_str(set),
-                    (Some(set), true, false) => out.push_str(&format!("[{set}]")),
-                    (Some(set), false, false) => out.push_str(&format!("[^{set}]")),
+                    // The classes are closed under case folding, so `(?-i)`
+                    // changes nothing they match; it spares `(?i)` patterns
+                    // folding `WORD`'s million non-ASCII characters one by
+                    // one when they are compiled.
+                    (Some(set), true, false) => out.push_str(&format!("(?-i:[{set}])")),
+                    (Some(set), false, false) => out.push_str(&format!("(?-i:[^{set}])")),
                     _ if class == 0 && (e == 'b' || e == 'B') && chars.peek() != Some(&'{') => {
                         out.push_str(&format!("(?-u:\\{e})"))
                     }
@@ -100,6 +105,93 @@ pub fn small_classes(pattern: &str) -> String {
         }
     }
     out
+}
+
+/// `pattern` with `\\w` taken out of plain bracket classes: `[\\w.-]`
+/// becomes `(?:\\w|[.-])`, which matches the same. Inside a class `\\w`
+/// cannot be kept out of a `(?i)` pattern's case folding, which walks
+/// `WORD`'s non-ASCII range one character at a time when the pattern is
+/// compiled; on its own [`small_classes`] compiles it with `(?-i)`.
+/// Negated classes and classes with nested classes stay as they are.
+fn word_out_of_classes(pattern: &str) -> std::borrow::Cow<'_, str> {
+    if !pattern.contains("\\w") {
+        return pattern.into();
+    }
+    let b = pattern.as_bytes();
+    let mut out = String::with_capacity(pattern.len() + 16);
+    let (mut i, mut copied) = (0, 0);
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 2,
+            b'[' => {
+                // The class's body, if it is a plain one: no negation, no
+                // literal `]` first, no nested class.
+                let mut j = i + 1;
+                let plain = !matches!(b.get(j), Some(b'^' | b']'));
+                while j < b.len() && b[j] != b']' && b[j] != b'[' {
+                    j += if b[j] == b'\\' { 2 } else { 1 };
+                }
+                if !plain || b.get(j) != Some(&b']') {
+                    // Not a plain class: copied as it is, up to its end.
+                    i = skip_class(b, i);
+                    continue;
+                }
+                let body = &pattern[i + 1..j];
+                let rest = body.replace("\\w", "");
+                if rest.len() == body.len() {
+                    i = j + 1;
+                    continue;
+                }
+                out.push_str(&pattern[copied..i]);
+                match rest.as_str() {
+                    "" => out.push_str("(?:\\w)"),
+                    r => {
+                        let caret = if r.starts_with('^') { "\\" } else { "" };
+                        out.push_str(&format!("(?:\\w|[{caret}{r}])"));
+                    }
+                }
+                i = j + 1;
+                copied = i;
+            }
+            _ => i += 1,
+        }
+    }
+    if copied == 0 {
+        return pattern.into();
+    }
+    out.push_str(&pattern[copied..]);
+    out.into()
+}
+
+/// The index just past the bracket class that starts at `b[start]`
+/// (nested classes and escapes included), or the end of `b`.
+fn skip_class(b: &[u8], start: usize) -> usize {
+    let mut depth = 0usize;
+    let mut i = start;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 1,
+            b'[' => {
+                depth += 1;
+                // `]` first in a class (or after `^`) is a literal.
+                if b.get(i + 1) == Some(&b'^') {
+                    i += 1;
+                }
+                if b.get(i + 1) == Some(&b']') {
+                    i += 1;
+                }
+            }
+            b']' => {
+                depth -= 1;
+                if depth == 0 {
+                    return i + 1;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    b.len()
 }
 
 /// ASCII case-insensitive substring search; `needle` must be lower-case.
@@ -226,12 +318,14 @@ mod tests {
         let w = WORD;
         let sp = SPACE;
         let rows = [
-            (r"\bapplied\s+to\b", format!(r"(?-u:\b)applied[{sp}]+to(?-u:\b)")),
-            (r"[\w.-]+@\S+", format!(r"[{w}.-]+@[^{sp}]+")),
-            (r"[^\s\[]\d{2}\W", format!(r"[^{sp}\[][[:digit:]]{{2}}[^{w}]")),
+            (r"\bapplied\s+to\b", format!(r"(?-u:\b)applied(?-i:[{sp}])+to(?-u:\b)")),
+            (r"[\w.-]+@\S+", format!(r"(?:(?-i:[{w}])|[.-])+@(?-i:[^{sp}])+")),
+            (r"[^\s\[]\d{2}\W", format!(r"[^{sp}\[](?-i:[[:digit:]]){{2}}(?-i:[^{w}])")),
             (r"[]\w][^]\d]", format!(r"[]{w}][^][:digit:]]")),
-            (r"[[:alpha:]\w]\[\w\]", format!(r"[[:alpha:]{w}]\[[{w}]\]")),
+            (r"[[:alpha:]\w]\[\w\]", format!(r"[[:alpha:]{w}]\[(?-i:[{w}])\]")),
             (r"\b{start}x\.\\w", r"\b{start}x\.\\w".to_string()),
+            (r"(?i)[a-z][\w.-]*\[[\w]+", format!(r"(?i)[a-z](?:(?-i:[{w}])|[.-])*\[(?:(?-i:[{w}]))+")),
+            (r"[\w^][^\w][[:alpha:]\w]", format!(r"(?:(?-i:[{w}])|[\^])[^{w}][[:alpha:]{w}]")),
         ];
         for (given, want) in rows {
             assert_eq!(small_classes(given), want, "{given}");

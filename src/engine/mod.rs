@@ -293,6 +293,8 @@ impl Engine {
         let mut th = threading::Threader::new(&mut tx, &self.settings, &mut self.stats, &mut self.touched);
         th.ask_patch_cases(&versions).await?;
         let mut plain = Plain::default();
+        // The parsed mail, freed behind the engine when the batch is done.
+        let mut spent: Vec<crate::thread::Incoming> = Vec::with_capacity(items.len());
         for (i, item) in items.into_iter().enumerate() {
             if let Some(c) = &item.checkpoint {
                 checkpoints.insert(c.source.clone(), c.token.clone());
@@ -368,6 +370,7 @@ impl Engine {
                     plain.raws.push((message_id.clone(), raw));
                 }
                 plain.ids.push(message_id);
+                spent.push(inc);
                 continue;
             }
             // Its row and bytes go in with the plain messages before it.
@@ -379,19 +382,17 @@ impl Engine {
             }
             let settled = th.store_new(&inc, fetched_at).await?;
             status.insert(message_id, settled);
+            spent.push(inc);
         }
         plain.flush(&mut th).await?;
-        th.replay_pending().await?;
-        for id in th.settled() {
-            status.insert(id.clone(), true);
-        }
-        let now = th.latest_fetch();
-        drop(th);
+        let threaded = th.finish().await?;
+        status.extend(threaded.settled.into_iter().map(|id| (id, true)));
         for (source, token) in &checkpoints {
-            tx.set_checkpoint(source, token, now).await?;
+            tx.set_checkpoint(source, token, threaded.latest_fetch).await?;
         }
         tx.commit().await?;
-        self.recent = status;
+        let recent = std::mem::replace(&mut self.recent, status);
+        pipeline::free_behind(Box::new((spent, recent)));
         Ok(())
     }
 
@@ -404,7 +405,7 @@ impl Engine {
         if !offered.is_empty() {
             let mut th = threading::Threader::new(&mut tx, &self.settings, &mut self.stats, &mut self.touched);
             th.offered(&offered).await?;
-            th.replay_pending().await?;
+            th.finish().await?;
         }
         tx.commit().await
     }

@@ -60,13 +60,23 @@ pub(super) struct Threader<'a, 't> {
     /// batch began.
     settled: HashSet<MessageId>,
     /// Cases whose events grew since their last replay, replayed once
-    /// when the batch ends ([`Threader::replay_pending`]) rather than at
+    /// when the batch ends ([`Threader::finish`]) rather than at
     /// each message: a case of thousands of messages would otherwise be
     /// read whole for each of them. Threading reads no case's state, so
     /// nothing in the batch sees the difference; what can change a case's
     /// title (a retitle, an event changed or taken away) is replayed at
     /// once, and acting (which reads states) replays what is pending first.
     pending: BTreeSet<CaseId>,
+}
+
+/// What a batch's threading leaves its writer ([`Threader::finish`]).
+pub struct Threaded {
+    /// The messages settled during the batch (for the messages that refer
+    /// to them).
+    pub settled: HashSet<MessageId>,
+    /// The latest fetch time of the batch's new messages (Unix seconds),
+    /// the time its checkpoints are stored with.
+    pub latest_fetch: i64,
 }
 
 impl<'a, 't> Threader<'a, 't> {
@@ -92,8 +102,17 @@ impl<'a, 't> Threader<'a, 't> {
         }
     }
 
+    /// Ends the batch's threading: replays the cases whose replay was put
+    /// off (see `pending`), and returns what the batch's writer still
+    /// needs. The only way to get that out, so no batch commits a case
+    /// whose replay is pending.
+    pub async fn finish(mut self) -> Result<Threaded, StoreError> {
+        self.replay_pending().await?;
+        Ok(Threaded { settled: std::mem::take(&mut self.settled), latest_fetch: self.latest_fetch })
+    }
+
     /// Replays the cases whose replay was put off (see `pending`).
-    pub async fn replay_pending(&mut self) -> Result<(), StoreError> {
+    async fn replay_pending(&mut self) -> Result<(), StoreError> {
         for case in std::mem::take(&mut self.pending) {
             self.tx.replay(case).await?;
         }
@@ -125,11 +144,6 @@ impl<'a, 't> Threader<'a, 't> {
     /// which only costs a message the full threading.
     pub fn patch_cases(&self, key: &str) -> bool {
         self.patch_cases.contains(key)
-    }
-
-    /// The latest fetch time of the batch's new messages.
-    pub fn latest_fetch(&self) -> i64 {
-        self.latest_fetch
     }
 
     pub fn count_new(&mut self, item: &Item) {
@@ -262,18 +276,18 @@ impl<'a, 't> Threader<'a, 't> {
                 continue;
             }
             // A settled message has no bytes and needs no threading.
-            let Some((raw, fetched_at)) = self.tx.raw(&id).await? else { continue };
-            let Some(mut inc) = prepare(&raw, raw.len() as u64, &self.settings.classify) else {
+            let Some(waiting) = self.tx.waiting(&id).await? else { continue };
+            let Some(mut inc) = prepare(&waiting.raw, waiting.raw.len() as u64, &self.settings.classify) else {
                 self.stats.problems += 1;
                 tracing::error!(message_id = %id, "a stored message could not be parsed again (a bug in lkpbot)");
                 continue;
             };
             // Stored under this id (a synthesized one is derived from the
             // same bytes, but the row is what the cases point at).
-            inc.auth = self.tx.message_auth(&id).await?;
-            inc.withheld = self.tx.withheld(&id).await?;
+            inc.auth = waiting.auth;
+            inc.withheld = waiting.withheld;
             inc.message_id = id;
-            self.thread(&inc, fetched_at, false).await?;
+            self.thread(&inc, waiting.fetched_at, false).await?;
         }
         Ok(())
     }

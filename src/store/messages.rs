@@ -16,6 +16,20 @@ pub struct Known {
     pub settled: bool,
 }
 
+/// A stored message that waits to be threaded again, as
+/// [`Tx::waiting`] reads it back.
+#[derive(Debug)]
+pub struct Waiting {
+    /// The message as it was fetched.
+    pub raw: Vec<u8>,
+    /// When it was fetched (Unix seconds).
+    pub fetched_at: i64,
+    /// How its sender was authenticated when it arrived.
+    pub auth: crate::model::Auth,
+    /// Why the bot did not act on it, if it decided so.
+    pub withheld: Option<String>,
+}
+
 impl Tx<'_> {
     /// Which of `ids` are stored, and whether each is settled.
     pub async fn lookup(&mut self, ids: &[&str]) -> Result<HashMap<MessageId, Known>, StoreError> {
@@ -129,6 +143,29 @@ impl Tx<'_> {
         Ok(Some((row.try_get(0).map_err(err("read raw bytes"))?, row.try_get(1).map_err(err("read raw bytes"))?)))
     }
 
+    /// What threading a stored, unsettled message again reads back in one
+    /// statement: its bytes, when it was fetched, how its sender was
+    /// authenticated and why the bot did not act on it (`None` once the
+    /// message is settled and its bytes are gone).
+    pub async fn waiting(&mut self, id: &MessageId) -> Result<Option<Waiting>, StoreError> {
+        let what = "read a waiting message";
+        let row = query(
+            "SELECT r.bytes, m.fetched_at, m.auth, m.auth_author, m.auth_reason, m.withheld \
+             FROM raw_messages r JOIN messages m ON m.message_id = r.message_id WHERE r.message_id = $1",
+        )
+        .bind(id.as_str())
+        .fetch_optional(&mut self.tx)
+        .await
+        .map_err(err(what))?;
+        let Some(row) = row else { return Ok(None) };
+        Ok(Some(Waiting {
+            raw: row.try_get(0).map_err(err(what))?,
+            fetched_at: row.try_get(1).map_err(err(what))?,
+            auth: super::rows::auth(&row, "auth", "auth_author", "auth_reason")?,
+            withheld: row.try_get(5).map_err(err(what))?,
+        }))
+    }
+
     /// Records how a message's sender was authenticated (when it
     /// arrived: verified once, read back when it is threaded again).
     pub async fn set_auth(&mut self, id: &MessageId, auth: &crate::model::Auth) -> Result<(), StoreError> {
@@ -143,18 +180,6 @@ impl Tx<'_> {
         Ok(())
     }
 
-    /// How a stored message's sender was authenticated (`none` when it
-    /// never was verified).
-    pub async fn message_auth(&mut self, id: &MessageId) -> Result<crate::model::Auth, StoreError> {
-        let row = query("SELECT auth, auth_author, auth_reason FROM messages WHERE message_id = $1")
-            .bind(id.as_str())
-            .fetch_optional(&mut self.tx)
-            .await
-            .map_err(err("read a sender's authentication"))?;
-        let Some(row) = row else { return Ok(crate::model::Auth::default()) };
-        super::rows::auth(&row, "auth", "auth_author", "auth_reason")
-    }
-
     /// Records why the bot did not act on a fresh command mail (a budget,
     /// the loop breaker): decided once, read back when it is threaded
     /// again.
@@ -166,16 +191,6 @@ impl Tx<'_> {
             .await
             .map_err(err("record why a mail was not acted on"))?;
         Ok(())
-    }
-
-    /// Why the bot did not act on a stored message, if it decided so.
-    pub async fn withheld(&mut self, id: &MessageId) -> Result<Option<String>, StoreError> {
-        let row = query("SELECT withheld FROM messages WHERE message_id = $1")
-            .bind(id.as_str())
-            .fetch_optional(&mut self.tx)
-            .await
-            .map_err(err("read why a mail was not acted on"))?;
-        row.map_or(Ok(None), |r| r.try_get(0).map_err(err("read why a mail was not acted on")))
     }
 
     /// The messages of `case` fetched since `since`, and those the bot
