@@ -113,12 +113,7 @@ impl Reader {
     /// The cases `ids` (those that exist) without their details, by id.
     pub async fn views(&self, ids: &[CaseId]) -> Result<Vec<CaseView>, StoreError> {
         let mut conn = self.pool.acquire().await.map_err(err("begin a read"))?;
-        let ids: Vec<i64> = ids.iter().map(|id| id.0).collect();
-        let select = format!("SELECT {} FROM cases c WHERE c.id IN", rows::CASE_COLUMNS);
-        let rows = select_in(&mut conn, &select, "", &ids, "read cases").await?;
-        let mut out: Vec<CaseView> = rows.iter().map(rows::case_view).collect::<Result<_, _>>()?;
-        out.sort_by_key(|v| v.id);
-        Ok(out)
+        views_of(&mut conn, ids).await
     }
 
     /// Every mail of the outbox, newest first (without its bytes).
@@ -136,15 +131,23 @@ impl Reader {
     }
 
     /// One case as a page shows it: its events, retests and related
-    /// cases, and of its messages only those `pick` names (given the case
-    /// without messages), all in one snapshot.
+    /// cases (with the related cases' views), and of its messages only
+    /// those `pick` names (given the case without messages), all in one
+    /// snapshot.
     pub async fn case_part(
         &self,
         id: CaseId,
         pick: impl FnOnce(&CaseRecord) -> Vec<MessageId> + Send,
-    ) -> Result<Option<CaseRecord>, StoreError> {
+    ) -> Result<Option<(CaseRecord, Vec<CaseView>)>, StoreError> {
         let mut tx = self.pool.begin_read().await.map_err(err("begin a read"))?;
-        let out = load_case_part(&mut tx, id, pick).await?;
+        let out = match load_case_part(&mut tx, id, pick).await? {
+            Some(c) => {
+                let related: Vec<CaseId> = c.related.iter().map(|(id, _)| *id).collect();
+                let others = views_of(&mut tx, &related).await?;
+                Some((c, others))
+            }
+            None => None,
+        };
         tx.commit().await.map_err(err("end a read"))?;
         Ok(out)
     }
@@ -270,6 +273,16 @@ async fn case_row(conn: &mut impl AsDb, id: CaseId) -> Result<Option<CaseRecord>
 /// messages only those `pick` names (given the case without messages),
 /// in the same snapshot: what a page showing part of a long timeline
 /// needs, at a cost set by what it shows rather than by the case's size.
+/// The views of the cases `ids`, by id.
+async fn views_of(conn: &mut impl AsDb, ids: &[CaseId]) -> Result<Vec<CaseView>, StoreError> {
+    let ids: Vec<i64> = ids.iter().map(|id| id.0).collect();
+    let select = format!("SELECT {} FROM cases c WHERE c.id IN", rows::CASE_COLUMNS);
+    let rows = select_in(conn, &select, "", &ids, "read cases").await?;
+    let mut out: Vec<CaseView> = rows.iter().map(rows::case_view).collect::<Result<_, _>>()?;
+    out.sort_by_key(|v| v.id);
+    Ok(out)
+}
+
 async fn load_case_part(
     conn: &mut impl AsDb,
     id: CaseId,

@@ -213,11 +213,10 @@ async fn case_page(
     let window = list::Window::parse(q).map_err(|e| HttpFailure::bad(e).into_html(html))?;
     // Of the case's messages, only those of the events shown are read.
     let shown = |c: &CaseRecord| pages::shown_messages(c, &window);
-    let Some(c) = app.reader.case_part(id, shown).await.map_err(|e| HttpFailure::store(e).into_html(html))? else {
+    let part = app.reader.case_part(id, shown).await.map_err(|e| HttpFailure::store(e).into_html(html))?;
+    let Some((c, others)) = part else {
         return Err(HttpFailure::new(StatusCode::NOT_FOUND, format!("no case {}", id.0)).into_html(html));
     };
-    let related: Vec<CaseId> = c.related.iter().map(|(id, _)| *id).collect();
-    let others = app.reader.views(&related).await.map_err(|e| HttpFailure::store(e).into_html(html))?;
     page(&pages::case(&c, &others, (app.clock)(), &app.archive, &window)).map_err(|f| f.into_html(html))
 }
 
