@@ -107,12 +107,13 @@ pub fn small_classes(pattern: &str) -> String {
     out
 }
 
-/// `pattern` with `\\w` taken out of plain bracket classes: `[\\w.-]`
-/// becomes `(?:\\w|[.-])`, which matches the same. Inside a class `\\w`
+/// `pattern` with `\w` taken out of plain bracket classes: `[\w.-]`
+/// becomes `(?:\w|[.-])`, which matches the same. Inside a class `\w`
 /// cannot be kept out of a `(?i)` pattern's case folding, which walks
 /// `WORD`'s non-ASCII range one character at a time when the pattern is
 /// compiled; on its own [`small_classes`] compiles it with `(?-i)`.
-/// Negated classes and classes with nested classes stay as they are.
+/// Negated classes, classes with nested classes and classes with set
+/// operations (`&&`, `--`, `~~`) stay as they are.
 fn word_out_of_classes(pattern: &str) -> std::borrow::Cow<'_, str> {
     if !pattern.contains("\\w") {
         return pattern.into();
@@ -138,7 +139,7 @@ fn word_out_of_classes(pattern: &str) -> std::borrow::Cow<'_, str> {
                 }
                 let body = &pattern[i + 1..j];
                 let rest = body.replace("\\w", "");
-                if rest.len() == body.len() {
+                if rest.len() == body.len() || ["&&", "--", "~~"].iter().any(|op| body.contains(op)) {
                     i = j + 1;
                     continue;
                 }
@@ -326,6 +327,7 @@ mod tests {
             (r"\b{start}x\.\\w", r"\b{start}x\.\\w".to_string()),
             (r"(?i)[a-z][\w.-]*\[[\w]+", format!(r"(?i)[a-z](?:(?-i:[{w}])|[.-])*\[(?:(?-i:[{w}]))+")),
             (r"[\w^][^\w][[:alpha:]\w]", format!(r"(?:(?-i:[{w}])|[\^])[^{w}][[:alpha:]{w}]")),
+            (r"[\w--_][\w&&a]", format!(r"[{w}--_][{w}&&a]")),
         ];
         for (given, want) in rows {
             assert_eq!(small_classes(given), want, "{given}");
