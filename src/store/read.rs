@@ -269,10 +269,6 @@ async fn case_row(conn: &mut impl AsDb, id: CaseId) -> Result<Option<CaseRecord>
     row.as_ref().map(case_record).transpose()
 }
 
-/// One case with its events, retests and related cases, and of its
-/// messages only those `pick` names (given the case without messages),
-/// in the same snapshot: what a page showing part of a long timeline
-/// needs, at a cost set by what it shows rather than by the case's size.
 /// The views of the cases `ids`, by id.
 async fn views_of(conn: &mut impl AsDb, ids: &[CaseId]) -> Result<Vec<CaseView>, StoreError> {
     let ids: Vec<i64> = ids.iter().map(|id| id.0).collect();
@@ -283,6 +279,10 @@ async fn views_of(conn: &mut impl AsDb, ids: &[CaseId]) -> Result<Vec<CaseView>,
     Ok(out)
 }
 
+/// One case with its events, retests and related cases, and of its
+/// messages only those `pick` names (given the case without messages),
+/// in the same snapshot: what a page showing part of a long timeline
+/// needs, at a cost set by what it shows rather than by the case's size.
 async fn load_case_part(
     conn: &mut impl AsDb,
     id: CaseId,
