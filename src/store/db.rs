@@ -37,6 +37,10 @@ use sqlx::postgres::{PgConnection, PgPool, PgRow, Postgres};
 use sqlx::sqlite::{Sqlite, SqliteConnection, SqlitePool, SqliteRow};
 use sqlx::{AssertSqlSafe, ColumnIndex, Connection, Decode, Type};
 
+pub mod direct;
+
+use direct::Direct;
+
 /// Which database a store lives in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
@@ -58,6 +62,9 @@ pub enum Conn {
 /// A transaction on a connection or from a pool.
 pub enum DbTx<'c> {
     Sqlite(sqlx::Transaction<'c, Sqlite>),
+    /// A SQLite write transaction, its statements run on the calling
+    /// thread (see [`direct`]).
+    Direct(Direct<'c>),
     Pg(sqlx::Transaction<'c, Postgres>),
 }
 
@@ -77,6 +84,7 @@ pub enum PoolConn {
 /// A connection borrowed from any of the above, for one statement.
 pub enum Db<'a> {
     Sqlite(&'a mut SqliteConnection),
+    Direct(&'a mut direct::Raw),
     Pg(&'a mut PgConnection),
 }
 
@@ -98,6 +106,7 @@ impl AsDb for DbTx<'_> {
     fn db(&mut self) -> Db<'_> {
         match self {
             DbTx::Sqlite(t) => Db::Sqlite(t),
+            DbTx::Direct(d) => Db::Direct(d.raw()),
             DbTx::Pg(t) => Db::Pg(t),
         }
     }
@@ -116,6 +125,7 @@ impl AsDb for Db<'_> {
     fn db(&mut self) -> Db<'_> {
         match self {
             Db::Sqlite(c) => Db::Sqlite(c),
+            Db::Direct(r) => Db::Direct(r),
             Db::Pg(c) => Db::Pg(c),
         }
     }
@@ -133,7 +143,7 @@ impl Conn {
     /// [`WRITE_LOCK`]).
     pub async fn begin_write(&mut self) -> Result<DbTx<'_>, sqlx::Error> {
         match self {
-            Conn::Sqlite(c) => Ok(DbTx::Sqlite(c.begin_with("BEGIN IMMEDIATE").await?)),
+            Conn::Sqlite(c) => Ok(DbTx::Direct(Direct::begin(c).await?)),
             Conn::Pg(c) => {
                 let mut tx = c.begin().await?;
                 sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(WRITE_LOCK).execute(&mut *tx).await?;
@@ -166,6 +176,7 @@ impl DbTx<'_> {
     pub async fn commit(self) -> Result<(), sqlx::Error> {
         match self {
             DbTx::Sqlite(t) => t.commit().await,
+            DbTx::Direct(d) => d.commit(),
             DbTx::Pg(t) => t.commit().await,
         }
     }
@@ -284,6 +295,7 @@ macro_rules! bind_all {
 }
 
 /// What a statement that returns no rows did.
+#[derive(Debug)]
 pub struct Done(u64);
 
 impl Done {
@@ -310,6 +322,7 @@ impl<'q> Query<'q> {
     pub async fn execute(self, on: &mut impl AsDb) -> Result<Done, sqlx::Error> {
         match on.db() {
             Db::Sqlite(c) => self.sqlite().execute(c).await.map(|r| Done(r.rows_affected())),
+            Db::Direct(r) => r.run(&self.sql, &self.args, |_| Ok(()), |e| e).map(Done),
             Db::Pg(c) => self.pg().execute(c).await.map(|r| Done(r.rows_affected())),
         }
     }
@@ -317,6 +330,19 @@ impl<'q> Query<'q> {
     pub async fn fetch_all(self, on: &mut impl AsDb) -> Result<Vec<Row>, sqlx::Error> {
         match on.db() {
             Db::Sqlite(c) => Ok(self.sqlite().fetch_all(c).await?.into_iter().map(Row::Sqlite).collect()),
+            Db::Direct(r) => {
+                let mut rows = Vec::new();
+                r.run(
+                    &self.sql,
+                    &self.args,
+                    |row| {
+                        rows.push(Row::Direct(row));
+                        Ok(())
+                    },
+                    |e| e,
+                )?;
+                Ok(rows)
+            }
             Db::Pg(c) => Ok(self.pg().fetch_all(c).await?.into_iter().map(Row::Pg).collect()),
         }
     }
@@ -324,6 +350,7 @@ impl<'q> Query<'q> {
     pub async fn fetch_one(self, on: &mut impl AsDb) -> Result<Row, sqlx::Error> {
         match on.db() {
             Db::Sqlite(c) => self.sqlite().fetch_one(c).await.map(Row::Sqlite),
+            Db::Direct(r) => first_row(r, &self.sql, &self.args)?.ok_or(sqlx::Error::RowNotFound),
             Db::Pg(c) => self.pg().fetch_one(c).await.map(Row::Pg),
         }
     }
@@ -331,6 +358,7 @@ impl<'q> Query<'q> {
     pub async fn fetch_optional(self, on: &mut impl AsDb) -> Result<Option<Row>, sqlx::Error> {
         match on.db() {
             Db::Sqlite(c) => Ok(self.sqlite().fetch_optional(c).await?.map(Row::Sqlite)),
+            Db::Direct(r) => first_row(r, &self.sql, &self.args),
             Db::Pg(c) => Ok(self.pg().fetch_optional(c).await?.map(Row::Pg)),
         }
     }
@@ -350,6 +378,9 @@ impl<'q> Query<'q> {
                     f(&Row::Sqlite(row))?;
                 }
             }
+            Db::Direct(r) => {
+                r.run(&self.sql, &self.args, |row| f(&Row::Direct(row)), super::err(what))?;
+            }
             Db::Pg(c) => {
                 let mut rows = self.pg().fetch(c);
                 while let Some(row) = rows.try_next().await.map_err(super::err(what))? {
@@ -359,6 +390,22 @@ impl<'q> Query<'q> {
         }
         Ok(())
     }
+}
+
+/// The first row of a statement run to its end (an `INSERT ... RETURNING`
+/// or `UPDATE` does all its work either way).
+fn first_row(r: &mut direct::Raw, sql: &str, args: &[Arg<'_>]) -> Result<Option<Row>, sqlx::Error> {
+    let mut first = None;
+    r.run(
+        sql,
+        args,
+        |row| {
+            first.get_or_insert(Row::Direct(row));
+            Ok(())
+        },
+        |e| e,
+    )?;
+    Ok(first)
 }
 
 /// The statement with its anonymous `?` parameters numbered `$1`, `$2`,
@@ -397,9 +444,24 @@ pub enum Kind {
     Bytes,
 }
 
+/// The kind of value a column's declared type names.
+pub fn kind_of(declared: &str) -> Kind {
+    let t = declared.to_ascii_uppercase();
+    if t.contains("INT") {
+        Kind::Int
+    } else if t.contains("REAL") || t.contains("FLOAT") || t.contains("DOUBLE") {
+        Kind::Real
+    } else if t.contains("BLOB") || t.contains("BYTEA") {
+        Kind::Bytes
+    } else {
+        Kind::Text
+    }
+}
+
 /// A result row of either backend.
 pub enum Row {
     Sqlite(SqliteRow),
+    Direct(direct::Row),
     Pg(PgRow),
 }
 
@@ -407,12 +469,13 @@ impl Row {
     /// Column `i` (a position or a name) as a `T` both backends decode.
     pub fn try_get<'r, T, I>(&'r self, i: I) -> Result<T, sqlx::Error>
     where
-        T: Decode<'r, Sqlite> + Type<Sqlite> + Decode<'r, Postgres> + Type<Postgres>,
-        I: ColumnIndex<SqliteRow> + ColumnIndex<PgRow>,
+        T: Decode<'r, Sqlite> + Type<Sqlite> + Decode<'r, Postgres> + Type<Postgres> + direct::FromValue<'r>,
+        I: ColumnIndex<SqliteRow> + ColumnIndex<PgRow> + direct::Index,
     {
         use sqlx::Row as _;
         match self {
             Row::Sqlite(r) => r.try_get(i),
+            Row::Direct(r) => r.get(i),
             Row::Pg(r) => r.try_get(i),
         }
     }
@@ -420,21 +483,12 @@ impl Row {
     /// Each column's name and the kind of value it declares.
     pub fn columns(&self) -> Vec<(String, Kind)> {
         use sqlx::{Column as _, Row as _, TypeInfo as _};
-        let kind = |t: &str| {
-            let t = t.to_ascii_uppercase();
-            if t.contains("INT") {
-                Kind::Int
-            } else if t.contains("REAL") || t.contains("FLOAT") || t.contains("DOUBLE") {
-                Kind::Real
-            } else if t.contains("BLOB") || t.contains("BYTEA") {
-                Kind::Bytes
-            } else {
-                Kind::Text
-            }
-        };
         match self {
-            Row::Sqlite(r) => r.columns().iter().map(|c| (c.name().to_string(), kind(c.type_info().name()))).collect(),
-            Row::Pg(r) => r.columns().iter().map(|c| (c.name().to_string(), kind(c.type_info().name()))).collect(),
+            Row::Sqlite(r) => {
+                r.columns().iter().map(|c| (c.name().to_string(), kind_of(c.type_info().name()))).collect()
+            }
+            Row::Direct(r) => r.columns(),
+            Row::Pg(r) => r.columns().iter().map(|c| (c.name().to_string(), kind_of(c.type_info().name()))).collect(),
         }
     }
 
@@ -442,6 +496,7 @@ impl Row {
         use sqlx::Row as _;
         match self {
             Row::Sqlite(r) => r.len(),
+            Row::Direct(r) => r.len(),
             Row::Pg(r) => r.len(),
         }
     }
@@ -450,7 +505,7 @@ impl Row {
 /// Which backend `on` is.
 pub fn backend(on: &mut impl AsDb) -> Backend {
     match on.db() {
-        Db::Sqlite(_) => Backend::Sqlite,
+        Db::Sqlite(_) | Db::Direct(_) => Backend::Sqlite,
         Db::Pg(_) => Backend::Postgres,
     }
 }
@@ -459,7 +514,7 @@ pub fn backend(on: &mut impl AsDb) -> Backend {
 /// `to_regclass` (in the connection's search path).
 pub async fn table_exists(on: &mut impl AsDb, table: &'static str) -> Result<bool, sqlx::Error> {
     let sql = match on.db() {
-        Db::Sqlite(_) => "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = $1",
+        Db::Sqlite(_) | Db::Direct(_) => "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = $1",
         Db::Pg(_) => "SELECT 1 WHERE to_regclass($1) IS NOT NULL",
     };
     Ok(query(sql).bind(table).fetch_optional(on).await?.is_some())
@@ -471,7 +526,7 @@ pub async fn table_exists(on: &mut impl AsDb, table: &'static str) -> Result<boo
 /// ([`write_version`]).
 pub async fn data_version(on: &mut impl AsDb) -> Result<i64, sqlx::Error> {
     let sql = match on.db() {
-        Db::Sqlite(_) => "PRAGMA data_version",
+        Db::Sqlite(_) | Db::Direct(_) => "PRAGMA data_version",
         Db::Pg(_) => "SELECT n FROM lkpbot_writes",
     };
     query(sql).fetch_one(on).await?.try_get(0)
@@ -486,7 +541,7 @@ pub async fn data_version(on: &mut impl AsDb) -> Result<i64, sqlx::Error> {
 /// [`WRITE_LOCK`], so the row is never contended).
 pub async fn write_version(on: &mut impl AsDb) -> Result<(i64, i64), sqlx::Error> {
     match on.db() {
-        Db::Sqlite(_) => {
+        Db::Sqlite(_) | Db::Direct(_) => {
             let v = data_version(on).await?;
             Ok((v, v))
         }

@@ -39,7 +39,8 @@ where
     T: sqlx::Decode<'r, sqlx::Sqlite>
         + sqlx::Type<sqlx::Sqlite>
         + sqlx::Decode<'r, sqlx::Postgres>
-        + sqlx::Type<sqlx::Postgres>,
+        + sqlx::Type<sqlx::Postgres>
+        + super::db::direct::FromValue<'r>,
 {
     row.try_get(col).map_err(|e| StoreError::Corrupt(format!("column {col}: {e}")))
 }

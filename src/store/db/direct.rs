@@ -1,0 +1,619 @@
+//! SQLite write transactions run on the writer's own thread.
+//!
+//! sqlx runs every statement of a SQLite connection on a worker thread of
+//! its own and passes each statement, and each row back, across channels:
+//! two thread wakeups per statement. An archive import runs tens of
+//! thousands of statements, and those wakeups cost about a quarter of its
+//! CPU (most of it in the kernel). A write transaction therefore begins
+//! through sqlx (`BEGIN IMMEDIATE`, which may wait for another writer
+//! without blocking the runtime), then takes the connection's handle
+//! from sqlx's worker ([`sqlx::sqlite::SqliteConnection::lock_handle`],
+//! which guarantees the worker makes no call on it meanwhile) and runs
+//! its statements, and its `COMMIT`, through SQLite's C API on the
+//! calling thread. Dropped without a commit, it rolls back. The handle
+//! goes back to sqlx when the transaction ends; its prepared statements
+//! are finalized then.
+//!
+//! Values are bound as sqlx binds them (booleans as integers, strings as
+//! text, bytes as blobs), and a row's values are read into a [`Row`] that
+//! decodes as sqlx's SQLite rows do for the types the store reads.
+
+use std::collections::HashMap;
+use std::ffi::{CStr, c_char, c_int};
+use std::ptr::NonNull;
+use std::sync::Arc;
+
+use libsqlite3_sys as ffi;
+use sqlx::sqlite::{LockedSqliteHandle, SqliteConnection};
+
+use super::{Arg, Kind, kind_of};
+
+/// A write transaction holding the connection's handle.
+pub struct Direct<'c> {
+    raw: Raw,
+    /// Held for the transaction's life: while it is, sqlx's worker does
+    /// not touch the connection. Dropped after `raw` (field order).
+    _handle: LockedSqliteHandle<'c>,
+}
+
+/// The connection as the transaction's statements see it.
+pub struct Raw {
+    db: NonNull<ffi::sqlite3>,
+    stmts: HashMap<String, Stmt>,
+    open: bool,
+}
+
+// SAFETY: `Raw` lives inside a `Direct`, whose lock keeps every other
+// thread (sqlx's worker included) off the connection; it moves between
+// threads only with that lock, as sqlx's own connection state does.
+unsafe impl Send for Raw {}
+
+struct Stmt {
+    raw: NonNull<ffi::sqlite3_stmt>,
+    columns: Arc<[Column]>,
+    /// For each of the statement's parameters in SQLite's order, which
+    /// value (1-based) it takes: `$N` and `?N` the `N`th, anonymous `?`
+    /// the next in turn, as sqlx binds them.
+    params: Vec<usize>,
+}
+
+struct Column {
+    name: String,
+    kind: Kind,
+}
+
+impl<'c> Direct<'c> {
+    /// Begins a write transaction (`BEGIN IMMEDIATE`) and takes the
+    /// connection's handle for its statements.
+    pub async fn begin(conn: &'c mut SqliteConnection) -> Result<Direct<'c>, sqlx::Error> {
+        sqlx::query("BEGIN IMMEDIATE").execute(&mut *conn).await?;
+        // Fails only when sqlx's worker is gone, and the connection with
+        // it: nothing is left to roll back.
+        let mut handle = conn.lock_handle().await?;
+        let db = handle.as_raw_handle();
+        Ok(Direct { raw: Raw { db, stmts: HashMap::new(), open: true }, _handle: handle })
+    }
+
+    pub fn raw(&mut self) -> &mut Raw {
+        &mut self.raw
+    }
+
+    /// Commits. On failure the transaction is rolled back when dropped.
+    pub fn commit(mut self) -> Result<(), sqlx::Error> {
+        self.raw.run("COMMIT", &[], |_| Ok::<_, sqlx::Error>(()), |e| e)?;
+        self.raw.open = false;
+        Ok(())
+    }
+}
+
+impl Drop for Raw {
+    fn drop(&mut self) {
+        if self.open {
+            // Nothing to report to: the caller's error is already on its
+            // way, and a failed ROLLBACK leaves no transaction either.
+            let _ = self.run("ROLLBACK", &[], |_| Ok::<_, sqlx::Error>(()), |e| e);
+        }
+        for (_, s) in self.stmts.drain() {
+            // SAFETY: each statement was prepared on this connection and
+            // is finalized once.
+            unsafe { ffi::sqlite3_finalize(s.raw.as_ptr()) };
+        }
+    }
+}
+
+impl Raw {
+    /// Runs one statement with `args` bound, handing each result row to
+    /// `row` as it is read, and returns how many rows it changed.
+    pub fn run<E>(
+        &mut self,
+        sql: &str,
+        args: &[Arg<'_>],
+        mut row: impl FnMut(Row) -> Result<(), E>,
+        err: impl FnOnce(sqlx::Error) -> E,
+    ) -> Result<u64, E> {
+        let db = self.db;
+        let stmt = match self.stmts.get(sql) {
+            Some(s) => s,
+            None => {
+                let s = match prepare(db, sql) {
+                    Ok(s) => s,
+                    Err(e) => return Err(err(e)),
+                };
+                self.stmts.entry(sql.to_string()).or_insert(s)
+            }
+        };
+        let raw = stmt.raw.as_ptr();
+        let columns = &stmt.columns;
+        let params = &stmt.params;
+        // Bound text and bytes point into `args` (SQLITE_STATIC); the
+        // bindings are cleared before this returns.
+        let outcome = (|| {
+            for (i, &n) in params.iter().enumerate() {
+                // Parameters beyond the values stay NULL, as with sqlx.
+                let Some(a) = args.get(n - 1) else { break };
+                let i = c_int::try_from(i + 1).map_err(|_| Err(protocol("too many parameters")))?;
+                bind(db, raw, i, a).map_err(Err)?;
+            }
+            loop {
+                // SAFETY: `raw` is a live statement of this connection.
+                match unsafe { ffi::sqlite3_step(raw) } {
+                    ffi::SQLITE_ROW => row(read_row(raw, columns)).map_err(Ok)?,
+                    ffi::SQLITE_DONE => return Ok(()),
+                    rc => return Err(Err(error(db, rc))),
+                }
+            }
+        })();
+        // SAFETY: as above; after a failed step, reset repeats the error,
+        // which was read already.
+        let changes = unsafe {
+            let changes = ffi::sqlite3_changes64(db.as_ptr());
+            ffi::sqlite3_reset(raw);
+            ffi::sqlite3_clear_bindings(raw);
+            changes
+        };
+        // A failure is the row callback's own (`Ok`) or the database's.
+        match outcome {
+            Ok(()) => Ok(u64::try_from(changes).unwrap_or(0)),
+            Err(Ok(e)) => Err(e),
+            Err(Err(e)) => Err(err(e)),
+        }
+    }
+}
+
+fn prepare(db: NonNull<ffi::sqlite3>, sql: &str) -> Result<Stmt, sqlx::Error> {
+    let len = c_int::try_from(sql.len()).map_err(|_| protocol("statement too long"))?;
+    let mut raw = std::ptr::null_mut();
+    let mut tail: *const c_char = std::ptr::null();
+    // SAFETY: `sql` is valid for `len` bytes; SQLite writes the statement
+    // and the tail pointer (into `sql`) only.
+    let rc = unsafe {
+        ffi::sqlite3_prepare_v3(
+            db.as_ptr(),
+            sql.as_ptr().cast(),
+            len,
+            ffi::SQLITE_PREPARE_PERSISTENT,
+            &mut raw,
+            &mut tail,
+        )
+    };
+    if rc != ffi::SQLITE_OK {
+        return Err(error(db, rc));
+    }
+    let Some(raw) = NonNull::new(raw) else { return Err(protocol("an empty statement")) };
+    let stmt = Stmt { raw, columns: Arc::from(Vec::new()), params: Vec::new() };
+    // SAFETY: `tail` points into `sql` or at its end.
+    let rest = unsafe { sql.len() - usize::try_from(tail.offset_from(sql.as_ptr().cast())).unwrap_or(sql.len()) };
+    if !sql[sql.len() - rest..].trim_matches(|c: char| c.is_whitespace() || c == ';').is_empty() {
+        // SAFETY: prepared just now, finalized once.
+        unsafe { ffi::sqlite3_finalize(raw.as_ptr()) };
+        return Err(protocol("more than one statement in one query"));
+    }
+    // SAFETY: `raw` is a live statement; names and declared types are
+    // NUL-terminated strings SQLite owns until the statement is finalized.
+    let columns: Vec<Column> = unsafe {
+        (0..ffi::sqlite3_column_count(raw.as_ptr()))
+            .map(|i| Column {
+                name: text_of(ffi::sqlite3_column_name(raw.as_ptr(), i)),
+                kind: kind_of(&text_of(ffi::sqlite3_column_decltype(raw.as_ptr(), i))),
+            })
+            .collect()
+    };
+    // SAFETY: as above; parameter names are NUL-terminated strings SQLite
+    // owns, or null for an anonymous `?`.
+    let named: Vec<Option<String>> = unsafe {
+        (1..=ffi::sqlite3_bind_parameter_count(raw.as_ptr()))
+            .map(|i| {
+                let p = ffi::sqlite3_bind_parameter_name(raw.as_ptr(), i);
+                (!p.is_null()).then(|| text_of(p))
+            })
+            .collect()
+    };
+    let mut params = Vec::with_capacity(named.len());
+    let mut next = 0;
+    for name in named {
+        let n = match name {
+            None => {
+                next += 1;
+                next
+            }
+            Some(name) => match name.strip_prefix('$').or_else(|| name.strip_prefix('?')).map(str::parse::<usize>) {
+                Some(Ok(n)) if n > 0 => n,
+                _ => {
+                    // SAFETY: prepared just now, finalized once.
+                    unsafe { ffi::sqlite3_finalize(raw.as_ptr()) };
+                    return Err(protocol(&format!("unsupported SQL parameter {name}")));
+                }
+            },
+        };
+        params.push(n);
+    }
+    Ok(Stmt { columns: Arc::from(columns), params, ..stmt })
+}
+
+/// # Safety
+/// `p` is null or a NUL-terminated string.
+unsafe fn text_of(p: *const c_char) -> String {
+    if p.is_null() { String::new() } else { unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned() }
+}
+
+fn bind(db: NonNull<ffi::sqlite3>, raw: *mut ffi::sqlite3_stmt, i: c_int, a: &Arg<'_>) -> Result<(), sqlx::Error> {
+    // SAFETY: `raw` is a live statement; text and blobs stay valid until
+    // the bindings are cleared (SQLITE_STATIC), which `run` does before
+    // `args` can go.
+    let rc = unsafe {
+        let text = |s: &str| {
+            ffi::sqlite3_bind_text64(
+                raw,
+                i,
+                s.as_ptr().cast(),
+                s.len() as u64,
+                ffi::SQLITE_STATIC(),
+                ffi::SQLITE_UTF8 as u8,
+            )
+        };
+        let blob = |b: &[u8]| ffi::sqlite3_bind_blob64(raw, i, b.as_ptr().cast(), b.len() as u64, ffi::SQLITE_STATIC());
+        match a {
+            Arg::Int(Some(v)) => ffi::sqlite3_bind_int64(raw, i, *v),
+            Arg::Real(Some(v)) => ffi::sqlite3_bind_double(raw, i, *v),
+            Arg::Bool(Some(v)) => ffi::sqlite3_bind_int64(raw, i, i64::from(*v)),
+            Arg::Str(Some(s)) => text(s),
+            Arg::String(Some(s)) => text(s),
+            Arg::Bytes(b) => blob(b),
+            Arg::Blob(b) => blob(b),
+            Arg::Int(None) | Arg::Real(None) | Arg::Bool(None) | Arg::Str(None) | Arg::String(None) => {
+                ffi::sqlite3_bind_null(raw, i)
+            }
+        }
+    };
+    if rc == ffi::SQLITE_OK { Ok(()) } else { Err(error(db, rc)) }
+}
+
+fn read_row(raw: *mut ffi::sqlite3_stmt, columns: &Arc<[Column]>) -> Row {
+    let n = columns.len();
+    let values = (0..n)
+        .map(|i| {
+            let i = c_int::try_from(i).unwrap_or(c_int::MAX);
+            // SAFETY: `raw` has just returned a row with `n` columns; the
+            // pointers SQLite returns are valid for the byte counts it
+            // gives, until the next step.
+            unsafe {
+                match ffi::sqlite3_column_type(raw, i) {
+                    ffi::SQLITE_INTEGER => Value::Int(ffi::sqlite3_column_int64(raw, i)),
+                    ffi::SQLITE_FLOAT => Value::Real(ffi::sqlite3_column_double(raw, i)),
+                    ffi::SQLITE_TEXT => {
+                        let p = ffi::sqlite3_column_text(raw, i);
+                        let len = usize::try_from(ffi::sqlite3_column_bytes(raw, i)).unwrap_or(0);
+                        let bytes = if p.is_null() { &[][..] } else { std::slice::from_raw_parts(p, len) };
+                        Value::Text(String::from_utf8_lossy(bytes).into_owned())
+                    }
+                    ffi::SQLITE_BLOB => {
+                        let p = ffi::sqlite3_column_blob(raw, i).cast::<u8>();
+                        let len = usize::try_from(ffi::sqlite3_column_bytes(raw, i)).unwrap_or(0);
+                        Value::Blob(if p.is_null() { Vec::new() } else { std::slice::from_raw_parts(p, len).to_vec() })
+                    }
+                    _ => Value::Null,
+                }
+            }
+        })
+        .collect();
+    Row { columns: Arc::clone(columns), values }
+}
+
+fn error(db: NonNull<ffi::sqlite3>, rc: c_int) -> sqlx::Error {
+    // SAFETY: `db` is a live connection; the message is NUL-terminated
+    // and valid until the next call on it.
+    let (code, message) =
+        unsafe { (ffi::sqlite3_extended_errcode(db.as_ptr()), text_of(ffi::sqlite3_errmsg(db.as_ptr()))) };
+    let code = if code & 0xff == rc & 0xff { code } else { rc };
+    sqlx::Error::Database(Box::new(SqliteFailure { code, message }))
+}
+
+/// An error SQLite returned, as sqlx's own SQLite error reads.
+#[derive(Debug)]
+struct SqliteFailure {
+    code: c_int,
+    message: String,
+}
+
+impl std::fmt::Display for SqliteFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "(code: {}) {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for SqliteFailure {}
+
+impl sqlx::error::DatabaseError for SqliteFailure {
+    fn message(&self) -> &str {
+        &self.message
+    }
+
+    fn code(&self) -> Option<std::borrow::Cow<'_, str>> {
+        Some(self.code.to_string().into())
+    }
+
+    fn as_error(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
+        self
+    }
+
+    fn as_error_mut(&mut self) -> &mut (dyn std::error::Error + Send + Sync + 'static) {
+        self
+    }
+
+    fn into_error(self: Box<Self>) -> Box<dyn std::error::Error + Send + Sync + 'static> {
+        self
+    }
+
+    fn kind(&self) -> sqlx::error::ErrorKind {
+        use sqlx::error::ErrorKind;
+        match self.code {
+            ffi::SQLITE_CONSTRAINT_UNIQUE | ffi::SQLITE_CONSTRAINT_PRIMARYKEY => ErrorKind::UniqueViolation,
+            ffi::SQLITE_CONSTRAINT_FOREIGNKEY => ErrorKind::ForeignKeyViolation,
+            ffi::SQLITE_CONSTRAINT_NOTNULL => ErrorKind::NotNullViolation,
+            ffi::SQLITE_CONSTRAINT_CHECK => ErrorKind::CheckViolation,
+            _ => ErrorKind::Other,
+        }
+    }
+}
+
+fn protocol(what: &str) -> sqlx::Error {
+    sqlx::Error::Protocol(what.to_string())
+}
+
+/// One value of a row.
+#[derive(Clone, Debug)]
+pub enum Value {
+    Null,
+    Int(i64),
+    Real(f64),
+    Text(String),
+    Blob(Vec<u8>),
+}
+
+/// A result row, its values read out of SQLite.
+pub struct Row {
+    columns: Arc<[Column]>,
+    values: Vec<Value>,
+}
+
+impl Row {
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    pub fn columns(&self) -> Vec<(String, Kind)> {
+        self.columns.iter().map(|c| (c.name.clone(), c.kind)).collect()
+    }
+
+    pub fn get<'r, T: FromValue<'r>, I: Index>(&'r self, i: I) -> Result<T, sqlx::Error> {
+        let at = i.position(self)?;
+        T::from_value(&self.values[at])
+            .map_err(|e| sqlx::Error::ColumnDecode { index: format!("{at}"), source: e.into() })
+    }
+}
+
+/// A column named by position or name.
+pub trait Index {
+    fn position(&self, row: &Row) -> Result<usize, sqlx::Error>;
+}
+
+impl Index for usize {
+    fn position(&self, row: &Row) -> Result<usize, sqlx::Error> {
+        if *self < row.values.len() {
+            Ok(*self)
+        } else {
+            Err(sqlx::Error::ColumnIndexOutOfBounds { index: *self, len: row.values.len() })
+        }
+    }
+}
+
+impl Index for &str {
+    fn position(&self, row: &Row) -> Result<usize, sqlx::Error> {
+        row.columns.iter().position(|c| c.name == *self).ok_or_else(|| sqlx::Error::ColumnNotFound(self.to_string()))
+    }
+}
+
+/// A Rust value read from a column, as sqlx's SQLite decoding gives it.
+pub trait FromValue<'r>: Sized {
+    fn from_value(v: &'r Value) -> Result<Self, String>;
+}
+
+fn mismatch<T>(want: &str, v: &Value) -> Result<T, String> {
+    match v {
+        Value::Null => Err(format!("unexpected NULL where {want} was expected")),
+        v => Err(format!("{v:?} where {want} was expected")),
+    }
+}
+
+impl FromValue<'_> for i64 {
+    fn from_value(v: &Value) -> Result<Self, String> {
+        match v {
+            Value::Int(n) => Ok(*n),
+            v => mismatch("an integer", v),
+        }
+    }
+}
+
+impl FromValue<'_> for i32 {
+    fn from_value(v: &Value) -> Result<Self, String> {
+        i32::try_from(i64::from_value(v)?).map_err(|e| e.to_string())
+    }
+}
+
+impl FromValue<'_> for bool {
+    fn from_value(v: &Value) -> Result<Self, String> {
+        Ok(i64::from_value(v)? != 0)
+    }
+}
+
+impl FromValue<'_> for f64 {
+    fn from_value(v: &Value) -> Result<Self, String> {
+        match v {
+            Value::Real(x) => Ok(*x),
+            #[allow(clippy::cast_precision_loss)]
+            Value::Int(n) => Ok(*n as f64),
+            v => mismatch("a real number", v),
+        }
+    }
+}
+
+impl FromValue<'_> for String {
+    fn from_value(v: &Value) -> Result<Self, String> {
+        match v {
+            Value::Text(s) => Ok(s.clone()),
+            v => mismatch("text", v),
+        }
+    }
+}
+
+impl FromValue<'_> for Vec<u8> {
+    fn from_value(v: &Value) -> Result<Self, String> {
+        match v {
+            Value::Blob(b) => Ok(b.clone()),
+            Value::Text(s) => Ok(s.as_bytes().to_vec()),
+            v => mismatch("bytes", v),
+        }
+    }
+}
+
+impl<'r> FromValue<'r> for &'r str {
+    fn from_value(v: &'r Value) -> Result<Self, String> {
+        match v {
+            Value::Text(s) => Ok(s),
+            v => mismatch("text", v),
+        }
+    }
+}
+
+impl<'r, T: FromValue<'r>> FromValue<'r> for Option<T> {
+    fn from_value(v: &'r Value) -> Result<Self, String> {
+        match v {
+            Value::Null => Ok(None),
+            v => T::from_value(v).map(Some),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use sqlx::Connection;
+    use sqlx::sqlite::SqliteConnectOptions;
+
+    use super::super::{AsDb, Backend, Conn, Row as DbRow, backend, query};
+    use super::*;
+
+    fn block_on<T>(f: impl std::future::Future<Output = T>) -> T {
+        tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime").block_on(f)
+    }
+
+    async fn open(path: &std::path::Path) -> SqliteConnection {
+        let opts = SqliteConnectOptions::new()
+            .filename(path)
+            .create_if_missing(true)
+            .journal_mode(sqlx::sqlite::SqliteJournalMode::Wal);
+        SqliteConnection::connect_with(&opts).await.expect("open")
+    }
+
+    async fn count(c: &mut SqliteConnection) -> i64 {
+        sqlx::query_scalar("SELECT COUNT(*) FROM t").fetch_one(c).await.expect("count")
+    }
+
+    #[test]
+    fn statements_bind_decode_and_commit_as_sqlx_does() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let path = dir.path().join("s.db");
+        block_on(async {
+            let mut other = open(&path).await;
+            sqlx::query("CREATE TABLE t (a INTEGER PRIMARY KEY, b TEXT, c BLOB, d REAL, e INTEGER)")
+                .execute(&mut other)
+                .await
+                .expect("schema");
+            let mut conn = Conn::Sqlite(open(&path).await);
+            let mut tx = conn.begin_write().await.expect("begin");
+            // `$N` bind by number whatever their order in the text.
+            let n = query("INSERT INTO t (b, a, c, d, e) VALUES ($2, $1, $3, $4, $5)")
+                .bind(7_i64)
+                .bind("seven")
+                .bind(&b"\x00\xff"[..])
+                .bind(0.5_f64)
+                .bind(true)
+                .execute(&mut tx)
+                .await
+                .expect("insert");
+            assert_eq!(n.rows_affected(), 1);
+            // Anonymous `?` in turn; a missing value is NULL.
+            query("INSERT INTO t (a, b, c) VALUES (?, ?, ?)")
+                .bind(8_i64)
+                .bind(None::<&str>)
+                .execute(&mut tx)
+                .await
+                .expect("insert");
+            let row: DbRow =
+                query("SELECT a, b, c, d, e FROM t WHERE a = $1").bind(7_i64).fetch_one(&mut tx).await.expect("row");
+            assert_eq!(row.try_get::<i64, _>("a").expect("a"), 7);
+            assert_eq!(row.try_get::<&str, _>(1).expect("b"), "seven");
+            assert_eq!(row.try_get::<Vec<u8>, _>("c").expect("c"), b"\x00\xff");
+            assert_eq!(row.try_get::<f64, _>("d").expect("d"), 0.5);
+            assert!(row.try_get::<bool, _>("e").expect("e"));
+            assert!(row.try_get::<String, _>("a").is_err(), "an integer is not text");
+            assert!(row.try_get::<i64, _>("nope").is_err());
+            let row = query("SELECT b, c FROM t WHERE a = 8").fetch_one(&mut tx).await.expect("row");
+            assert_eq!(row.try_get::<Option<String>, _>(0).expect("b"), None);
+            assert_eq!(row.try_get::<Option<Vec<u8>>, _>(1).expect("c"), None);
+            assert!(row.try_get::<String, _>(0).is_err(), "NULL is no string");
+            assert!(query("SELECT a FROM t WHERE a = 9").fetch_optional(&mut tx).await.expect("none").is_none());
+            assert!(matches!(
+                query("SELECT a FROM t WHERE a = 9").fetch_one(&mut tx).await,
+                Err(sqlx::Error::RowNotFound)
+            ));
+            // A failed statement is the database's error, and the
+            // transaction goes on.
+            let e = query("INSERT INTO t (a) VALUES (7)").execute(&mut tx).await.expect_err("a duplicate");
+            assert!(e.as_database_error().is_some_and(|d| d.is_unique_violation()), "{e}");
+            assert!(e.to_string().contains("UNIQUE constraint failed"), "{e}");
+            assert!(query("SELECT 1; SELECT 2").execute(&mut tx).await.is_err(), "one statement a query");
+            // Nothing is visible to another connection before the commit.
+            assert_eq!(count(&mut other).await, 0);
+            let mut seen = Vec::new();
+            query("SELECT a FROM t ORDER BY a")
+                .for_each(&mut tx, "read", |r| {
+                    seen.push(r.try_get::<i64, _>(0).expect("a"));
+                    Ok(())
+                })
+                .await
+                .expect("rows");
+            assert_eq!(seen, [7, 8]);
+            tx.commit().await.expect("commit");
+            assert_eq!(count(&mut other).await, 2);
+            // The connection is sqlx's again.
+            if let Conn::Sqlite(c) = &mut conn {
+                assert_eq!(count(c).await, 2);
+            }
+        });
+    }
+
+    #[test]
+    fn a_transaction_dropped_uncommitted_is_rolled_back() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let path = dir.path().join("s.db");
+        block_on(async {
+            let mut other = open(&path).await;
+            sqlx::query("CREATE TABLE t (a INTEGER PRIMARY KEY)").execute(&mut other).await.expect("schema");
+            let mut conn = Conn::Sqlite(open(&path).await);
+            {
+                let mut tx = conn.begin_write().await.expect("begin");
+                query("INSERT INTO t (a) VALUES (1)").execute(&mut tx).await.expect("insert");
+                assert_eq!(backend(&mut tx), Backend::Sqlite);
+            }
+            assert_eq!(count(&mut other).await, 0);
+            // The write lock went with it: another writer can begin.
+            sqlx::query("INSERT INTO t (a) VALUES (2)").execute(&mut other).await.expect("another writer");
+            let mut tx = conn.begin_write().await.expect("begin again");
+            let n: i64 =
+                query("SELECT COUNT(*) FROM t").fetch_one(&mut tx).await.expect("count").try_get(0).expect("n");
+            assert_eq!(n, 1);
+            tx.commit().await.expect("commit");
+            let _ = conn.db();
+        });
+    }
+}
