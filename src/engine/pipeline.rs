@@ -146,10 +146,10 @@ fn start_thread(name: String, f: Box<dyn FnOnce() + Send>) -> std::io::Result<st
 const BEHIND_THE_STORE: libc::c_int = 5;
 
 /// Lowers the calling thread's priority by [`BEHIND_THE_STORE`]. The
-/// engine and SQLite's thread hand each statement to each other, and on a
-/// machine whose cores the parse workers fill, each hand-off waited for a
-/// core: the store is the import's slowest stage, so it goes first and
-/// the workers take what is left. Best effort: where it fails, nothing
+/// engine, which runs the store's writes on its own thread, is the
+/// import's slowest stage, and on a machine whose cores the parse workers
+/// fill it waited for a core: it goes first and the workers take what is
+/// left. Best effort: where it fails, nothing
 /// changes but the order.
 fn yield_to_the_store() {
     #[cfg(target_os = "linux")]
