@@ -27,7 +27,9 @@
 //! - the JSON functions of one read query (`read::REPORT_FACTS`).
 //!
 //! The SQLite path runs exactly the statements and bindings it ran
-//! before there were two backends: one enum match per call.
+//! before there were two backends: one enum match per call. A SQLite
+//! write transaction runs them through SQLite's C API on the writer's own
+//! thread rather than through sqlx's worker thread ([`direct`]).
 
 use std::borrow::Cow;
 

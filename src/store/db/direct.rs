@@ -66,7 +66,15 @@ impl<'c> Direct<'c> {
     /// Begins a write transaction (`BEGIN IMMEDIATE`) and takes the
     /// connection's handle for its statements.
     pub async fn begin(conn: &'c mut SqliteConnection) -> Result<Direct<'c>, sqlx::Error> {
-        sqlx::query("BEGIN IMMEDIATE").execute(&mut *conn).await?;
+        if let Err(e) = sqlx::query("BEGIN IMMEDIATE").execute(&mut *conn).await {
+            // A begin cancelled between its BEGIN and taking the handle
+            // (the one await between them) left its transaction open and
+            // nobody to end it: roll it back and begin again.
+            if !rolled_back_leftover(conn).await? {
+                return Err(e);
+            }
+            sqlx::query("BEGIN IMMEDIATE").execute(&mut *conn).await?;
+        }
         // Fails only when sqlx's worker is gone, and the connection with
         // it: nothing is left to roll back.
         let mut handle = conn.lock_handle().await?;
@@ -84,6 +92,20 @@ impl<'c> Direct<'c> {
         self.raw.open = false;
         Ok(())
     }
+}
+
+/// Rolls back a transaction open on `conn` outside any [`Direct`];
+/// whether there was one.
+async fn rolled_back_leftover(conn: &mut SqliteConnection) -> Result<bool, sqlx::Error> {
+    let mut handle = conn.lock_handle().await?;
+    let db = handle.as_raw_handle();
+    // SAFETY: the handle is locked; get_autocommit only reads its state.
+    if unsafe { ffi::sqlite3_get_autocommit(db.as_ptr()) } != 0 {
+        return Ok(false);
+    }
+    // Dropped with `open` set, `Raw` rolls back and finalizes.
+    drop(Raw { db, stmts: HashMap::new(), open: true });
+    Ok(true)
 }
 
 impl Drop for Raw {
@@ -613,6 +635,17 @@ mod tests {
                 query("SELECT COUNT(*) FROM t").fetch_one(&mut tx).await.expect("count").try_get(0).expect("n");
             assert_eq!(n, 1);
             tx.commit().await.expect("commit");
+            // A begin cancelled between its BEGIN and taking the handle
+            // leaves a transaction open: the next begin ends it.
+            if let Conn::Sqlite(c) = &mut conn {
+                sqlx::query("BEGIN IMMEDIATE").execute(&mut *c).await.expect("a stray begin");
+                sqlx::query("INSERT INTO t (a) VALUES (3)").execute(&mut *c).await.expect("a stray insert");
+            }
+            let mut tx = conn.begin_write().await.expect("begin after a stray transaction");
+            let n: i64 =
+                query("SELECT COUNT(*) FROM t").fetch_one(&mut tx).await.expect("count").try_get(0).expect("n");
+            assert_eq!(n, 1, "the stray insert was rolled back");
+            drop(tx);
             let _ = conn.db();
         });
     }
