@@ -42,6 +42,7 @@ use sqlx::{AssertSqlSafe, ColumnIndex, Connection, Decode, Type};
 pub mod direct;
 
 use direct::Direct;
+pub use direct::Writer;
 
 /// Which database a store lives in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,7 +58,8 @@ pub const WRITE_LOCK: i64 = 0x6c6b_7062_6f74;
 
 /// An owned connection.
 pub enum Conn {
-    Sqlite(SqliteConnection),
+    /// Its write transactions run on the calling thread ([`direct`]).
+    Sqlite(Writer),
     Pg(PgConnection),
 }
 
@@ -98,7 +100,7 @@ pub trait AsDb: Send {
 impl AsDb for Conn {
     fn db(&mut self) -> Db<'_> {
         match self {
-            Conn::Sqlite(c) => Db::Sqlite(c),
+            Conn::Sqlite(c) => Db::Sqlite(c.conn()),
             Conn::Pg(c) => Db::Pg(c),
         }
     }
@@ -145,7 +147,7 @@ impl Conn {
     /// [`WRITE_LOCK`]).
     pub async fn begin_write(&mut self) -> Result<DbTx<'_>, sqlx::Error> {
         match self {
-            Conn::Sqlite(c) => Ok(DbTx::Direct(Direct::begin(c).await?)),
+            Conn::Sqlite(c) => Ok(DbTx::Direct(c.begin().await?)),
             Conn::Pg(c) => {
                 let mut tx = c.begin().await?;
                 sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(WRITE_LOCK).execute(&mut *tx).await?;
@@ -157,7 +159,7 @@ impl Conn {
     /// A read transaction: one snapshot.
     pub async fn begin_read(&mut self) -> Result<DbTx<'_>, sqlx::Error> {
         match self {
-            Conn::Sqlite(c) => Ok(DbTx::Sqlite(c.begin().await?)),
+            Conn::Sqlite(c) => Ok(DbTx::Sqlite(c.conn().begin().await?)),
             Conn::Pg(c) => Ok(DbTx::Pg(c.begin_with(READ_SNAPSHOT).await?)),
         }
     }
@@ -218,7 +220,7 @@ impl Pool {
 impl PoolConn {
     pub fn detach(self) -> Conn {
         match self {
-            PoolConn::Sqlite(c) => Conn::Sqlite(c.detach()),
+            PoolConn::Sqlite(c) => Conn::Sqlite(Writer::new(c.detach())),
             PoolConn::Pg(c) => Conn::Pg(c.detach()),
         }
     }

@@ -26,7 +26,7 @@ use sqlx::postgres::{PgConnectOptions, PgConnection, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqliteSynchronous};
 use sqlx::{ConnectOptions, Connection};
 
-use super::db::{self, AsDb, Conn, Pool};
+use super::db::{self, AsDb, Conn, Pool, Writer};
 use super::{StoreError, err};
 
 static MIGRATOR: Migrator = sqlx::migrate!("./migrations");
@@ -218,7 +218,7 @@ async fn lock(file: File, exclusive: bool, path: &Path) -> Result<File, StoreErr
 
 /// The write connection of a store file: created if missing, in WAL mode,
 /// migrated.
-pub(super) async fn writer(path: &Path) -> Result<SqliteConnection, StoreError> {
+pub(super) async fn writer(path: &Path) -> Result<Writer, StoreError> {
     let lock_file = lock_path(path);
     // Opening the lock file first also surfaces the operating system's
     // reason when the directory is missing or not writable, which SQLite
@@ -243,7 +243,7 @@ pub(super) async fn writer(path: &Path) -> Result<SqliteConnection, StoreError> 
     let conn = SqliteConnection::connect_with(&opts)
         .await
         .map_err(|source| StoreError::Open { path: path.to_path_buf(), source })?;
-    let mut conn = Conn::Sqlite(conn);
+    let mut conn = Conn::Sqlite(Writer::new(conn));
     migrate(&mut conn, path).await?;
     drop(guard);
     let Conn::Sqlite(conn) = conn else { unreachable!("a SQLite connection stays one") };
@@ -259,14 +259,14 @@ fn annotate(e: std::io::Error, lock_file: &Path, path: &Path) -> std::io::Error 
     e
 }
 
-pub(super) async fn in_memory() -> Result<SqliteConnection, StoreError> {
+pub(super) async fn in_memory() -> Result<Writer, StoreError> {
     let opts = SqliteConnectOptions::from_str("sqlite::memory:")
         .map_err(|source| StoreError::Open { path: ":memory:".into(), source })?
         .foreign_keys(true);
     let conn = SqliteConnection::connect_with(&opts)
         .await
         .map_err(|source| StoreError::Open { path: ":memory:".into(), source })?;
-    let mut conn = Conn::Sqlite(conn);
+    let mut conn = Conn::Sqlite(Writer::new(conn));
     migrate(&mut conn, Path::new(":memory:")).await?;
     let Conn::Sqlite(conn) = conn else { unreachable!("a SQLite connection stays one") };
     Ok(conn)
@@ -293,7 +293,7 @@ async fn migrate(conn: &mut Conn, path: &Path) -> Result<(), StoreError> {
     }
     if found < known {
         let r = match conn {
-            Conn::Sqlite(c) => MIGRATOR.run(&mut *c).await,
+            Conn::Sqlite(c) => MIGRATOR.run(c.conn()).await,
             Conn::Pg(c) => PG_MIGRATOR.run(&mut *c).await,
         };
         r.map_err(|source| StoreError::Migrate { path: path.to_path_buf(), source })?;

@@ -11,8 +11,13 @@
 //! which guarantees the worker makes no call on it meanwhile) and runs
 //! its statements, and its `COMMIT`, through SQLite's C API on the
 //! calling thread. Dropped without a commit, it rolls back. The handle
-//! goes back to sqlx when the transaction ends; its prepared statements
-//! are finalized then.
+//! goes back to sqlx when the transaction ends.
+//!
+//! The statements a transaction prepares stay prepared, with the
+//! connection ([`Writer`]), for the transactions after it: an import
+//! runs the same few dozen statements in every batch. sqlx cannot close a
+//! connection with a statement of ours left on it, so they are finalized,
+//! under the connection's lock, when the [`Writer`] is closed or dropped.
 //!
 //! Values are bound as sqlx binds them (booleans as integers, strings as
 //! text, bytes as blobs), and a row's values are read into a [`Row`] that
@@ -22,15 +27,111 @@ use std::collections::HashMap;
 use std::ffi::{CStr, c_char, c_int};
 use std::ptr::NonNull;
 use std::sync::Arc;
+use std::task::{Context, Poll, Wake};
 
 use libsqlite3_sys as ffi;
+use sqlx::Connection;
 use sqlx::sqlite::{LockedSqliteHandle, SqliteConnection};
 
 use super::{Arg, Kind, kind_of};
 
+/// Statements prepared on one connection, by their SQL text.
+type Statements = HashMap<String, Stmt>;
+
+/// At most this many statements stay prepared: should some caller build
+/// its SQL text afresh each time, the cache starts over rather than grow.
+const MAX_STATEMENTS: usize = 512;
+
+/// A SQLite connection that writes: its write transactions run on the
+/// calling thread ([`Direct`]) and leave their statements prepared for
+/// the next one.
+pub struct Writer {
+    /// `None` only once closed.
+    conn: Option<SqliteConnection>,
+    /// Touched only while the connection's handle is locked.
+    stmts: Statements,
+}
+
+impl Writer {
+    pub fn new(conn: SqliteConnection) -> Writer {
+        Writer { conn: Some(conn), stmts: HashMap::new() }
+    }
+
+    /// The connection, for sqlx's own statements between transactions.
+    pub fn conn(&mut self) -> &mut SqliteConnection {
+        self.conn.as_mut().expect("a Writer's connection is taken only by close")
+    }
+
+    /// Begins a write transaction (see [`Direct::begin`]).
+    pub async fn begin(&mut self) -> Result<Direct<'_>, sqlx::Error> {
+        let Writer { conn, stmts } = self;
+        Direct::begin(conn.as_mut().expect("a Writer's connection is taken only by close"), stmts).await
+    }
+
+    /// Finalizes the kept statements and closes the connection.
+    pub async fn close(mut self) -> Result<(), sqlx::Error> {
+        let Some(mut conn) = self.conn.take() else { return Ok(()) };
+        if !self.stmts.is_empty() {
+            let _handle = conn.lock_handle().await?;
+            finalize(&mut self.stmts);
+        }
+        conn.close().await
+    }
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        let Some(conn) = self.conn.as_mut() else { return };
+        if self.stmts.is_empty() {
+            return;
+        }
+        // sqlx's worker may still be running a statement a cancelled
+        // future sent it: wait for the lock (the worker is a thread of
+        // its own, so this wait ends).
+        match block_on(conn.lock_handle()) {
+            Ok(_handle) => finalize(&mut self.stmts),
+            // The worker is gone, and the connection with it (or it
+            // could not close): nothing is left to finalize them on.
+            Err(_) => std::mem::forget(std::mem::take(&mut self.stmts)),
+        }
+    }
+}
+
+/// Finalizes every statement in `stmts`; the caller holds the handle of
+/// the connection they were prepared on locked.
+fn finalize(stmts: &mut Statements) {
+    for (_, s) in stmts.drain() {
+        // SAFETY: each statement was prepared on this connection, whose
+        // handle is locked, and is finalized once (drained).
+        unsafe { ffi::sqlite3_finalize(s.raw.as_ptr()) };
+    }
+}
+
+/// Runs a future to completion on this thread, parking while it waits.
+/// Only for waits that other threads end (sqlx's worker).
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    struct Unpark(std::thread::Thread);
+    impl Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = Arc::new(Unpark(std::thread::current())).into();
+    let mut cx = Context::from_waker(&waker);
+    let mut f = std::pin::pin!(f);
+    loop {
+        if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+            return v;
+        }
+        std::thread::park();
+    }
+}
+
 /// A write transaction holding the connection's handle.
 pub struct Direct<'c> {
     raw: Raw,
+    /// Where the statements go back when the transaction ends.
+    home: &'c mut Statements,
     /// Held for the transaction's life: while it is, sqlx's worker does
     /// not touch the connection. Dropped after `raw` (field order).
     _handle: LockedSqliteHandle<'c>,
@@ -39,7 +140,7 @@ pub struct Direct<'c> {
 /// The connection as the transaction's statements see it.
 pub struct Raw {
     db: NonNull<ffi::sqlite3>,
-    stmts: HashMap<String, Stmt>,
+    stmts: Statements,
     open: bool,
 }
 
@@ -49,6 +150,7 @@ pub struct Raw {
 unsafe impl Send for Raw {}
 
 struct Stmt {
+    /// Used only while its connection's handle is locked.
     raw: NonNull<ffi::sqlite3_stmt>,
     columns: Arc<[Column]>,
     /// For each of the statement's parameters in SQLite's order, which
@@ -56,6 +158,12 @@ struct Stmt {
     /// the next in turn, as sqlx binds them.
     params: Vec<usize>,
 }
+
+// SAFETY: a statement is used only while its connection's handle is locked
+// (by a `Direct`, or to finalize it), which keeps sqlx's worker off the
+// connection; it moves between threads with its connection, as sqlx's own
+// statements do.
+unsafe impl Send for Stmt {}
 
 struct Column {
     name: String,
@@ -65,12 +173,12 @@ struct Column {
 impl<'c> Direct<'c> {
     /// Begins a write transaction (`BEGIN IMMEDIATE`) and takes the
     /// connection's handle for its statements.
-    pub async fn begin(conn: &'c mut SqliteConnection) -> Result<Direct<'c>, sqlx::Error> {
+    async fn begin(conn: &'c mut SqliteConnection, home: &'c mut Statements) -> Result<Direct<'c>, sqlx::Error> {
         if let Err(e) = sqlx::query("BEGIN IMMEDIATE").execute(&mut *conn).await {
             // A begin cancelled between its BEGIN and taking the handle
             // (the one await between them) left its transaction open and
             // nobody to end it: roll it back and begin again.
-            if !rolled_back_leftover(conn).await? {
+            if !rolled_back_leftover(conn, home).await? {
                 return Err(e);
             }
             sqlx::query("BEGIN IMMEDIATE").execute(&mut *conn).await?;
@@ -79,7 +187,8 @@ impl<'c> Direct<'c> {
         // it: nothing is left to roll back.
         let mut handle = conn.lock_handle().await?;
         let db = handle.as_raw_handle();
-        Ok(Direct { raw: Raw { db, stmts: HashMap::new(), open: true }, _handle: handle })
+        let stmts = std::mem::take(home);
+        Ok(Direct { raw: Raw { db, stmts, open: true }, home, _handle: handle })
     }
 
     pub fn raw(&mut self) -> &mut Raw {
@@ -96,34 +205,36 @@ impl<'c> Direct<'c> {
 
 /// Rolls back a transaction open on `conn` outside any [`Direct`];
 /// whether there was one.
-async fn rolled_back_leftover(conn: &mut SqliteConnection) -> Result<bool, sqlx::Error> {
+async fn rolled_back_leftover(conn: &mut SqliteConnection, stmts: &mut Statements) -> Result<bool, sqlx::Error> {
     let mut handle = conn.lock_handle().await?;
     let db = handle.as_raw_handle();
     // SAFETY: the handle is locked; get_autocommit only reads its state.
     if unsafe { ffi::sqlite3_get_autocommit(db.as_ptr()) } != 0 {
         return Ok(false);
     }
-    // Dropped with `open` set, `Raw` rolls back and finalizes.
-    drop(Raw { db, stmts: HashMap::new(), open: true });
+    let mut raw = Raw { db, stmts: std::mem::take(stmts), open: true };
+    raw.rollback();
+    *stmts = std::mem::take(&mut raw.stmts);
     Ok(true)
 }
 
-impl Drop for Raw {
+impl Drop for Direct<'_> {
     fn drop(&mut self) {
-        if self.open {
-            // Nothing to report to: the caller's error is already on its
-            // way, and a failed ROLLBACK leaves no transaction either.
-            let _ = self.run("ROLLBACK", &[], |_| Ok::<_, sqlx::Error>(()), |e| e);
+        if self.raw.open {
+            self.raw.rollback();
         }
-        for (_, s) in self.stmts.drain() {
-            // SAFETY: each statement was prepared on this connection and
-            // is finalized once.
-            unsafe { ffi::sqlite3_finalize(s.raw.as_ptr()) };
-        }
+        std::mem::swap(self.home, &mut self.raw.stmts);
     }
 }
 
 impl Raw {
+    fn rollback(&mut self) {
+        // Nothing to report to: the caller's error is already on its way,
+        // and a failed ROLLBACK leaves no transaction either.
+        let _ = self.run("ROLLBACK", &[], |_| Ok::<_, sqlx::Error>(()), |e| e);
+        self.open = false;
+    }
+
     /// Runs one statement with `args` bound, handing each result row to
     /// `row` as it is read, and returns how many rows it changed.
     pub fn run<E>(
@@ -141,6 +252,9 @@ impl Raw {
                     Ok(s) => s,
                     Err(e) => return Err(err(e)),
                 };
+                if self.stmts.len() >= MAX_STATEMENTS {
+                    finalize(&mut self.stmts);
+                }
                 self.stmts.entry(sql.to_string()).or_insert(s)
             }
         };
@@ -521,7 +635,7 @@ mod tests {
     use sqlx::Connection;
     use sqlx::sqlite::SqliteConnectOptions;
 
-    use super::super::{AsDb, Backend, Conn, Row as DbRow, backend, query};
+    use super::super::{AsDb, Backend, Conn, DbTx, Row as DbRow, backend, query};
     use super::*;
 
     fn block_on<T>(f: impl std::future::Future<Output = T>) -> T {
@@ -550,7 +664,7 @@ mod tests {
                 .execute(&mut other)
                 .await
                 .expect("schema");
-            let mut conn = Conn::Sqlite(open(&path).await);
+            let mut conn = Conn::Sqlite(Writer::new(open(&path).await));
             let mut tx = conn.begin_write().await.expect("begin");
             // `$N` bind by number whatever their order in the text.
             let n = query("INSERT INTO t (b, a, c, d, e) VALUES ($2, $1, $3, $4, $5)")
@@ -609,7 +723,7 @@ mod tests {
             assert_eq!(count(&mut other).await, 2);
             // The connection is sqlx's again.
             if let Conn::Sqlite(c) = &mut conn {
-                assert_eq!(count(c).await, 2);
+                assert_eq!(count(c.conn()).await, 2);
             }
         });
     }
@@ -621,7 +735,7 @@ mod tests {
         block_on(async {
             let mut other = open(&path).await;
             sqlx::query("CREATE TABLE t (a INTEGER PRIMARY KEY)").execute(&mut other).await.expect("schema");
-            let mut conn = Conn::Sqlite(open(&path).await);
+            let mut conn = Conn::Sqlite(Writer::new(open(&path).await));
             {
                 let mut tx = conn.begin_write().await.expect("begin");
                 query("INSERT INTO t (a) VALUES (1)").execute(&mut tx).await.expect("insert");
@@ -638,6 +752,7 @@ mod tests {
             // A begin cancelled between its BEGIN and taking the handle
             // leaves a transaction open: the next begin ends it.
             if let Conn::Sqlite(c) = &mut conn {
+                let c = c.conn();
                 sqlx::query("BEGIN IMMEDIATE").execute(&mut *c).await.expect("a stray begin");
                 sqlx::query("INSERT INTO t (a) VALUES (3)").execute(&mut *c).await.expect("a stray insert");
             }
@@ -647,6 +762,57 @@ mod tests {
             assert_eq!(n, 1, "the stray insert was rolled back");
             drop(tx);
             let _ = conn.db();
+        });
+    }
+
+    #[test]
+    fn statements_stay_prepared_across_transactions_and_are_finalized_at_close() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let path = dir.path().join("s.db");
+        block_on(async {
+            let mut other = open(&path).await;
+            sqlx::query("CREATE TABLE t (a INTEGER PRIMARY KEY)").execute(&mut other).await.expect("schema");
+            let mut w = Writer::new(open(&path).await);
+            let insert = "INSERT INTO t (a) VALUES ($1)";
+            for a in [1_i64, 2] {
+                let mut tx = DbTx::Direct(w.begin().await.expect("begin"));
+                query(insert).bind(a).execute(&mut tx).await.expect("insert");
+                tx.commit().await.expect("commit");
+                assert!(w.stmts.contains_key(insert), "kept after transaction {a}");
+            }
+            // A kept statement is not stale after another connection
+            // changed the schema.
+            sqlx::query("ALTER TABLE t ADD COLUMN b TEXT").execute(&mut other).await.expect("alter");
+            let mut tx = DbTx::Direct(w.begin().await.expect("begin"));
+            query(insert).bind(3_i64).execute(&mut tx).await.expect("insert after a schema change");
+            let row = query("SELECT COUNT(*), COUNT(b) FROM t").fetch_one(&mut tx).await.expect("count");
+            assert_eq!((row.try_get::<i64, _>(0).expect("n"), row.try_get::<i64, _>(1).expect("b")), (3, 0));
+            drop(tx);
+            // Rolled back, the statements stay too; sqlx's own statements
+            // run between transactions as before.
+            assert!(w.stmts.contains_key(insert));
+            assert_eq!(count(w.conn()).await, 2);
+            // Closed with statements kept: sqlx closes it (it cannot with
+            // a statement left unfinalized).
+            w.close().await.expect("close");
+            // Dropped with statements kept: finalized first, no panic in
+            // sqlx's worker, and the file is whole.
+            let mut w = Writer::new(open(&path).await);
+            let mut tx = DbTx::Direct(w.begin().await.expect("begin"));
+            query(insert).bind(4_i64).execute(&mut tx).await.expect("insert");
+            tx.commit().await.expect("commit");
+            drop(w);
+            assert_eq!(count(&mut other).await, 3);
+            // One statement built afresh each time: the cache starts over.
+            let mut w = Writer::new(open(&path).await);
+            let mut tx = DbTx::Direct(w.begin().await.expect("begin"));
+            for i in 0..MAX_STATEMENTS + 10 {
+                query(format!("SELECT {i}")).execute(&mut tx).await.expect("select");
+            }
+            let DbTx::Direct(d) = &tx else { unreachable!("a SQLite write") };
+            assert!(d.raw.stmts.len() <= MAX_STATEMENTS);
+            tx.commit().await.expect("commit");
+            w.close().await.expect("close");
         });
     }
 }
