@@ -34,6 +34,10 @@ pub struct MboxReader<R> {
     done: bool,
     max_message: usize,
     piece_bytes: usize,
+    /// Whether whole lines are taken straight from the reader's buffer
+    /// ([`Self::take_lines`]); off only in tests, to compare with the
+    /// piece-by-piece path.
+    whole_lines: bool,
 }
 
 /// A message as it is read: its first `max` bytes, and the length and the
@@ -63,6 +67,16 @@ impl Capped {
         let keep = piece.len().min(4);
         self.tail.rotate_left(keep);
         self.tail[4 - keep..].copy_from_slice(&piece[piece.len() - keep..]);
+    }
+
+    /// Makes room for `n` more bytes (as far as the cap keeps them) at
+    /// once, for what [`MboxReader::take_lines`] is about to push.
+    /// Later pushes of a message longer than a buffer grow it as
+    /// [`Self::push`] does.
+    fn reserve(&mut self, n: usize) {
+        if self.bytes.capacity() == 0 {
+            self.bytes.reserve_exact(n.min(self.max));
+        }
     }
 
     /// Whether the whole message ends with `suffix` (at most 4 bytes).
@@ -112,6 +126,7 @@ impl<R: BufRead> MboxReader<R> {
             done: false,
             max_message: MAX_MESSAGE_BYTES,
             piece_bytes: PIECE_BYTES,
+            whole_lines: true,
         }
     }
 
@@ -171,6 +186,80 @@ impl<R: BufRead> MboxReader<R> {
     fn piece_offset(&self) -> u64 {
         self.offset - self.line.len() as u64
     }
+
+    /// Takes the whole lines the reader's buffer holds, at a line start
+    /// inside a message, straight into `message`: what [`Self::read_piece`]
+    /// line by line would, in a few copies. Only a line that starts with
+    /// `From ` or `>`s and `From ` is looked at: a separator when the line
+    /// before it is blank (`prev_blank` carries that across calls), else
+    /// one `>` less. Stops before a separator ([`Lines::Separator`]: not
+    /// consumed) or after the last whole line ([`Lines::Taken`]);
+    /// [`Lines::None`] when the buffer holds no whole line (a line longer
+    /// than it, or the end of the file), left to `read_piece`.
+    fn take_lines(&mut self, message: &mut Capped, prev_blank: &mut bool) -> Result<Lines, SourceError> {
+        let buf = loop {
+            match self.reader.fill_buf() {
+                Ok(b) => break b,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(SourceError::Read { path: self.path.clone(), source: e }),
+            }
+        };
+        let Some(last_nl) = memchr::memrchr(b'\n', buf) else { return Ok(Lines::None) };
+        let lines = &buf[..=last_nl];
+        // The stretches to copy: everything but the `>` an escaped line
+        // loses.
+        let mut cuts: Vec<usize> = Vec::new();
+        let mut end = lines.len();
+        let mut separator = false;
+        let mut at = 0;
+        while let Some(i) = memchr::memmem::find(&lines[at..], b"From ") {
+            let p = at + i;
+            at = p + 5;
+            let start = memchr::memrchr(b'\n', &lines[..p]).map_or(0, |n| n + 1);
+            let gts = p - start;
+            if lines[start..p].iter().any(|&b| b != b'>') {
+                continue;
+            }
+            if gts > 0 {
+                cuts.push(start);
+                continue;
+            }
+            let blank_before = if start == 0 { *prev_blank } else { line_before_is_blank(&lines[..start]) };
+            if blank_before {
+                end = start;
+                separator = true;
+                break;
+            }
+        }
+        let copied = end - cuts.len();
+        message.reserve(copied);
+        let mut from = 0;
+        for cut in cuts {
+            message.push(&lines[from..cut]);
+            from = cut + 1;
+        }
+        message.push(&lines[from..end]);
+        if end > 0 {
+            *prev_blank = line_before_is_blank(&lines[..end]);
+        }
+        self.reader.consume(end);
+        self.offset += end as u64;
+        // `read_piece` starts a line: what it read last is over.
+        self.line.clear();
+        Ok(if separator { Lines::Separator } else { Lines::Taken })
+    }
+}
+
+/// What [`MboxReader::take_lines`] found.
+enum Lines {
+    Taken,
+    Separator,
+    None,
+}
+
+/// Whether the last line of `text` (which ends with a line end) is blank.
+fn line_before_is_blank(text: &[u8]) -> bool {
+    text == b"\n" || text == b"\r\n" || text.ends_with(b"\n\n") || text.ends_with(b"\n\r\n")
 }
 
 fn is_separator(line: &[u8]) -> bool {
@@ -230,6 +319,32 @@ impl<R: BufRead> MboxReader<R> {
         // The rest of a separator line longer than a piece is not message.
         let mut in_separator = true;
         loop {
+            if self.whole_lines && (self.line.is_empty() || self.line.ends_with(b"\n")) {
+                let found = match self.take_lines(&mut message, &mut prev_blank) {
+                    Ok(found) => found,
+                    Err(e) => {
+                        self.done = true;
+                        return Some(Err(e));
+                    }
+                };
+                match found {
+                    Lines::None => {}
+                    Lines::Taken => {
+                        in_separator = false;
+                        continue;
+                    }
+                    Lines::Separator => match self.read_piece() {
+                        Ok(_) => {
+                            self.next_start = self.piece_offset();
+                            break;
+                        }
+                        Err(e) => {
+                            self.done = true;
+                            return Some(Err(e));
+                        }
+                    },
+                }
+            }
             match self.read_piece() {
                 Err(e) => {
                     self.done = true;
@@ -291,6 +406,70 @@ mod tests {
     fn empty_input() {
         assert!(read(b"").is_empty());
         assert!(read(b"no separator at all\n").is_empty());
+    }
+
+    /// Messages, lengths and offsets as the piece-by-piece path reads them
+    /// (`whole_lines` off) and as whole lines from buffers of every size
+    /// read them, for mboxes made of lines that start or look like
+    /// separators, escapes, blank lines and lines longer than a piece.
+    #[test]
+    fn whole_lines_read_as_pieces_do() {
+        const LINES: &[&[u8]] = &[
+            b"From a@b Mon Jan  1 00:00:00 2024\n",
+            b"From x\r\n",
+            b">From me\n",
+            b">>From you\n",
+            b">>x From\n",
+            b"\n",
+            b"\r\n",
+            b"Subject: s\n",
+            b"From: a@b\n",
+            b"body From here\n",
+            b"0123456789012From 345\n",
+            b"> quoted\n",
+            b">\n",
+            b"no line end",
+        ];
+        fn read_all(input: &[u8], whole_lines: bool, capacity: usize, max: usize) -> (Vec<(Vec<u8>, u64, u64)>, u64) {
+            let mut r = MboxReader::new(std::io::BufReader::with_capacity(capacity, input), PathBuf::from("t.mbox"))
+                .with_limits(max, 8);
+            r.whole_lines = whole_lines;
+            let got = r.by_ref().map(|m| m.unwrap()).map(|m| (m.bytes, m.original_len, m.offset.unwrap())).collect();
+            (got, r.resume_offset())
+        }
+        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut messages = 0;
+        for _ in 0..300 {
+            let n = 1 + next() % 24;
+            let mut input: Vec<u8> = Vec::new();
+            for i in 0..n {
+                let pick = (next() % LINES.len() as u64) as usize;
+                // A line without its end only ends the file.
+                if LINES[pick].ends_with(b"\n") || i == n - 1 {
+                    input.extend_from_slice(LINES[pick]);
+                }
+            }
+            for max in [12, 1 << 20] {
+                let want = read_all(&input, false, 1 << 20, max);
+                messages += want.0.len();
+                for capacity in (1..=40).chain([1 << 20]) {
+                    let got = read_all(&input, true, capacity, max);
+                    assert_eq!(
+                        got,
+                        want,
+                        "capacity {capacity}, cap {max}, input {:?}",
+                        String::from_utf8_lossy(&input)
+                    );
+                }
+            }
+        }
+        assert!(messages > 300, "the inputs hold messages: {messages}");
     }
 
     /// Every input read with a message cap of 16 bytes and lines split into
