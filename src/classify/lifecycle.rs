@@ -159,6 +159,14 @@ static MAY_SAY_APPLIED: LazyLock<regex::bytes::Regex> = LazyLock::new(|| {
     regex::bytes::Regex::new(r"(?i)appl|queue|pick|push|merg|taken|took|fold|added|done|commit").expect("static regex")
 });
 
+/// [`MAY_SAY_APPLIED`] and "fixed" ("Fixed in mm-hotfixes."): every verb
+/// [`says_applied`] and [`applied_in`] take, and "done", contains one of
+/// these, so own lines with none say nothing [`applied_reply`] finds.
+static MAY_SAY_APPLIED_OWN: LazyLock<regex::bytes::Regex> = LazyLock::new(|| {
+    regex::bytes::Regex::new(r"(?i)appl|queue|pick|push|merg|taken|took|fold|added|done|commit|fixed")
+        .expect("static regex")
+});
+
 fn collapse(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
@@ -373,7 +381,9 @@ fn patch_notes(body: &str) -> Option<&str> {
 /// for a bare "Done." that answers "could you squash this in?".
 fn applied_reply(body: &str) -> Option<Applied> {
     let (own, answers_a_request) = own_text(body);
-    if own.trim().is_empty() {
+    // The quote may use the words where the reply's own lines do not:
+    // then no sentence of them can say applied (nor "Done").
+    if own.trim().is_empty() || !MAY_SAY_APPLIED_OWN.is_match(own.as_bytes()) {
         return None;
     }
     if let Some(a) = applied_in(&own) {
@@ -713,6 +723,19 @@ mod tests {
         for text in no {
             assert!(applied(text).is_none(), "taken for applied: {text:?}");
         }
+    }
+
+    /// Only the reply's own lines are read for the words of a notice: a
+    /// quote full of them says nothing, a notice under a quote without
+    /// them is still one.
+    #[test]
+    fn own_lines_say_applied_not_the_quote() {
+        let quoted =
+            "On Mon, A wrote:\n> Applied to for-next, then merged and pushed; commit abc.\n\nLooks good to me.\n";
+        assert!(applied(quoted).is_none());
+        let fixed =
+            "On Mon, A wrote:\n> This fixes commit 1234567 (\"mm: x\").\n\nFixed in mm-hotfixes-unstable, thanks.\n";
+        assert!(applied(fixed).is_some());
     }
 
     /// "Done" answers a quoted request to apply or squash.
