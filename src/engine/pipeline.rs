@@ -190,8 +190,8 @@ pub(super) fn free_behind(spent: Spent) {
 const SPENT_QUEUED: usize = 2;
 
 /// Starts the reader thread and the parse workers. Memory stays bounded:
-/// each worker holds two chunks in its queue and one in hand, and the
-/// merged queue [`QUEUED_CHUNKS`].
+/// the workers' shared queue holds two chunks a worker, each worker one in
+/// hand, and the merged queue [`QUEUED_CHUNKS`].
 pub(super) fn spawn(
     open: Opener,
     cfg: ClassifyConfig,
@@ -211,13 +211,21 @@ pub(super) fn spawn_with(
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 2);
     let (out_tx, out_rx) = tokio::sync::mpsc::channel::<Chunk>(QUEUED_CHUNKS);
     let mut threads = Vec::new();
-    let mut inputs = Vec::new();
+    // One queue for all workers: whichever is free takes the next chunk,
+    // so a slow chunk (a run of large reports) holds up one worker, not
+    // every chunk dealt to it after.
+    let (in_tx, in_rx) = std::sync::mpsc::sync_channel::<WorkerInput>(2 * workers);
+    let in_rx = std::sync::Arc::new(std::sync::Mutex::new(in_rx));
     for w in 0..workers {
-        let (in_tx, in_rx) = std::sync::mpsc::sync_channel::<WorkerInput>(2);
+        let in_rx = in_rx.clone();
         let out = out_tx.clone();
         let cfg = cfg.clone();
         let worker = Box::new(move || {
-            for (seq, envs, errors) in in_rx {
+            loop {
+                // A worker that panicked holding the lock left the queue
+                // whole: take it.
+                let next = in_rx.lock().unwrap_or_else(std::sync::PoisonError::into_inner).recv();
+                let Ok((seq, envs, errors)) = next else { return };
                 // A closed queue means the store side stopped: stop too.
                 if out.blocking_send(parse_chunk(seq, envs, errors, &cfg)).is_err() {
                     return;
@@ -225,20 +233,19 @@ pub(super) fn spawn_with(
             }
         });
         match start(format!("lkpbot-parse-{w}"), worker) {
-            Ok(t) => {
-                threads.push(t);
-                inputs.push(in_tx);
-            }
+            Ok(t) => threads.push(t),
             Err(e) => tracing::warn!(error = %e, "a parse worker could not start; the others parse"),
         }
     }
+    drop(in_rx);
     // Without workers the reader parses what it reads.
-    let direct = inputs.is_empty().then(|| out_tx.clone());
+    let direct = threads.is_empty().then(|| out_tx.clone());
+    let input = (!threads.is_empty()).then_some(in_tx);
     let report = out_tx;
     let reader = Box::new(move || {
         let mut seq = 0u64;
         let mut send = |envs: Vec<Envelope>, errors: Vec<SourceError>| -> bool {
-            let ok = match (&direct, inputs.get(usize::try_from(seq).unwrap_or(0) % inputs.len().max(1))) {
+            let ok = match (&direct, &input) {
                 (Some(out), _) => out.blocking_send(parse_chunk(seq, envs, errors, &cfg)).is_ok(),
                 (None, Some(input)) => input.send((seq, envs, errors)).is_ok(),
                 (None, None) => false,
