@@ -238,6 +238,12 @@ pub(super) async fn writer(path: &Path) -> Result<Writer, StoreError> {
         // Checkpoint (and fsync) every 64 MiB of WAL rather than every
         // 4 MiB: an archive import writes hundreds of MiB.
         .pragma("wal_autocheckpoint", "16384")
+        // A statement that writes several rows keeps the pages it changes
+        // in a statement journal, to undo it alone: a temporary file
+        // past 64 KiB, written through the kernel (an archive import
+        // wrote as much there as to the log). In memory it is a copy,
+        // freed when the statement ends.
+        .pragma("temp_store", "memory")
         .foreign_keys(true)
         .busy_timeout(BUSY_TIMEOUT);
     let conn = SqliteConnection::connect_with(&opts)
@@ -387,6 +393,19 @@ mod tests {
     #[test]
     fn the_lock_sits_beside_the_store() {
         assert_eq!(lock_path(Path::new("/x/lkpbot.db")), PathBuf::from("/x/lkpbot.db-lock"));
+    }
+
+    /// The store's write connection keeps statement journals (and any
+    /// temporary table) in memory, not in files written through the
+    /// kernel.
+    #[tokio::test]
+    async fn the_writer_keeps_temporary_data_in_memory() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let mut w = writer(&dir.path().join("s.db")).await.expect("a store");
+        let (store,): (i64,) = sqlx::query_as("PRAGMA temp_store").fetch_one(w.conn()).await.expect("the pragma");
+        // 2: MEMORY.
+        assert_eq!(store, 2);
+        w.close().await.expect("closed");
     }
 
     #[test]
