@@ -356,6 +356,9 @@ impl Engine {
             {
                 let mut waits: Vec<String> =
                     inc.ancestors.iter().filter(|a| !settled(a)).map(keys::dep_message).collect();
+                // What it waits for that is not here yet: when it comes,
+                // this message is threaded again (see `Plain::ids`).
+                plain.unseen.extend(inc.ancestors.iter().filter(|a| !settled(a) && !status.contains_key(*a)).cloned());
                 row.settled = waits.is_empty();
                 waits.extend(version.map(keys::dep_patch));
                 waits.sort();
@@ -369,7 +372,9 @@ impl Engine {
                     plain.deps.extend(waits.into_iter().map(|k| (k, message_id.clone())));
                     plain.raws.push((message_id.clone(), raw));
                 }
-                plain.ids.push(message_id);
+                if plain.unseen.contains(&message_id) || th.tx.may_have_dependents(&keys::dep_message(&message_id)) {
+                    plain.ids.push(message_id);
+                }
                 spent.push(inc);
                 continue;
             }
@@ -473,7 +478,15 @@ struct Plain {
     /// wait for.
     raws: Vec<(MessageId, Vec<u8>)>,
     deps: Vec<(String, MessageId)>,
+    /// Those that messages stored before them wait for: the messages
+    /// after them in the batch were threaded knowing they are here (a
+    /// reply in the same batch as the unsettled message it answers
+    /// waits for it, as it would in a later batch, and is not threaded
+    /// again).
     ids: Vec<MessageId>,
+    /// What the batch's plain messages wait for that was not stored yet
+    /// when they were.
+    unseen: HashSet<MessageId>,
     /// The keys they offer (a pull request's titles).
     offered: Vec<(String, MessageId)>,
 }
