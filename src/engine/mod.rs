@@ -513,10 +513,9 @@ impl Plain {
             th.tx.insert_keys(&offered).await?;
             th.offered(&offered).await?;
         }
-        let arrived: Vec<MessageId> = std::mem::take(&mut self.ids)
-            .into_iter()
-            .filter(|id| th.tx.may_have_dependents(&keys::dep_message(id)))
-            .collect();
+        // Each was waited for when it was buffered, or is now that the
+        // dependencies above are in: nothing to filter.
+        let arrived = std::mem::take(&mut self.ids);
         if !arrived.is_empty() {
             th.arrived(&arrived).await?;
         }
