@@ -195,6 +195,15 @@ fn skip_class(b: &[u8], start: usize) -> usize {
     b.len()
 }
 
+/// Whether a case-insensitive pattern that needs one of `words` (ASCII,
+/// lower-case) somewhere could match `text`: a gate in front of costlier
+/// patterns. Under `(?i)` "k" also matches the Kelvin sign and "s" the
+/// long s, so a text with either passes whatever it says.
+pub fn may_contain_ci(text: &str, words: &[&str]) -> bool {
+    words.iter().any(|w| contains_ci(text.as_bytes(), w.as_bytes()))
+        || !text.is_ascii() && text.contains(['\u{212A}', '\u{17F}'])
+}
+
 /// ASCII case-insensitive substring search; `needle` must be lower-case.
 pub fn contains_ci(hay: &[u8], needle: &[u8]) -> bool {
     let Some(&first) = needle.first() else { return true };
@@ -371,6 +380,20 @@ mod tests {
         assert!(n.any_in(b"hi, we noticed"));
         assert!(!n.any_in(b"the lkp-tests repository"));
         assert!(!n.any_in(b"nothing here"));
+    }
+
+    #[test]
+    fn a_gate_passes_what_a_case_insensitive_pattern_could_match() {
+        let words = &["repro", "see"];
+        assert!(may_contain_ci("We could not REPRODUCE it.", words));
+        assert!(may_contain_ci("I don't See it", words));
+        assert!(!may_contain_ci("Looks fine to me, thanks.", words));
+        // `(?i)see` matches the long s: the gate must let it through.
+        let long_s = "I don't \u{17F}ee it";
+        assert!(regex("(?i)see").unwrap().is_match(long_s));
+        assert!(may_contain_ci(long_s, words));
+        assert!(may_contain_ci("Zoë can't \u{212A}eep up", &["keep"]));
+        assert!(!may_contain_ci("Zoë agrees", words));
     }
 
     #[test]

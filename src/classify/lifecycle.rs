@@ -600,7 +600,7 @@ fn b4_listing(text: &str) -> Vec<Listed> {
     static COMMIT: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*commit:\s*([0-9a-f]{7,40})\b"));
     let mut out: Vec<Listed> = Vec::new();
     for line in text.lines() {
-        if let Some(c) = ITEM.captures(line) {
+        if let Some(c) = line.trim_start().starts_with('[').then(|| ITEM.captures(line)).flatten() {
             out.push(Listed {
                 number: c.get(1).and_then(|m| m.as_str().parse().ok()),
                 title: c.get(3).map_or("", |m| m.as_str()).to_string(),

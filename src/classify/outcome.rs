@@ -37,6 +37,7 @@ use super::table::{self, Table};
 use super::text::sentences;
 use crate::mail::Attachment;
 use crate::model::Verdict;
+use crate::text::may_contain_ci;
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
@@ -321,8 +322,11 @@ static WITH_A_FIX: LazyLock<Regex> = LazyLock::new(|| {
 /// reply that reproduces it after all.
 pub fn says_it_cannot_reproduce(own: &str) -> bool {
     let sents = sentences(own);
+    // Every pattern of [`CANNOT_REPRODUCE`] takes one of these words.
+    const VERBS: &[&str] = &["repro", "recreate", "produce", "see", "hit", "trigger", "show"];
     let said = sents.iter().any(|s| {
-        !s.text.trim_end().ends_with('?')
+        may_contain_ci(&s.text, VERBS)
+            && !s.text.trim_end().ends_with('?')
             && !WITH_A_FIX.is_match(&s.text)
             && CANNOT_REPRODUCE.iter().any(|r| r.is_match(&s.text))
     });
