@@ -308,6 +308,27 @@ fn a_long_case_page_equals_the_page_of_the_whole_case() {
     }
 }
 
+/// Callers that find the lists' copy stale at once wait for one read of
+/// the cases instead of each reading them (on a large store, eight cold
+/// `/api/cases` at once held the pool until some timed out with 500).
+#[test]
+fn concurrent_lists_read_the_cases_once() {
+    let (_dir, db) = store(&["chart-two-fixes.mbox"]);
+    block_on(async {
+        let reader = Reader::open(&db).await.unwrap();
+        let copies = futures_util::future::join_all((0..8).map(|_| reader.summary(true))).await;
+        let copies: Vec<_> = copies.into_iter().map(Result::unwrap).collect();
+        assert!(!copies[0].is_empty());
+        assert!(copies.iter().all(|c| std::sync::Arc::ptr_eq(c, &copies[0])), "one shared copy");
+        assert_eq!(reader.summary_reads(), 1);
+        // Without details: a copy of its own, read once too.
+        let plain = futures_util::future::join_all((0..4).map(|_| reader.summary(false))).await;
+        assert!(plain.iter().all(|c| c.as_ref().unwrap().len() == copies[0].len()));
+        assert_eq!(reader.summary_reads(), 2);
+        reader.close().await;
+    });
+}
+
 #[test]
 fn the_list_filters_and_sorts() {
     let (_dir, db) = store(&["chart-two-fixes.mbox", "hostile-subject.mbox"]);

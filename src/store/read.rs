@@ -41,6 +41,14 @@ struct Summary {
     watch: tokio::sync::Mutex<Option<Conn>>,
     /// Without and with details.
     last: Mutex<[Option<Snapshot>; 2]>,
+    /// Held while a copy is read, without and with details: callers
+    /// that find it stale meanwhile wait for that read rather than each
+    /// reading every case at once (on a large store, a read takes
+    /// seconds, and as many reads as callers would hold the pool's
+    /// connections until the rest time out).
+    reading: [tokio::sync::Mutex<()>; 2],
+    /// How many times the cases were read for a copy.
+    reads: std::sync::atomic::AtomicU64,
 }
 
 impl Reader {
@@ -100,14 +108,27 @@ impl Reader {
         };
         let slot = usize::from(detail);
         let last = || self.summary.last.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some((v, cases)) = &last()[slot]
-            && *v == version
-        {
-            return Ok(cases.clone());
+        let current = || match &last()[slot] {
+            Some((v, cases)) if *v == version => Some(cases.clone()),
+            _ => None,
+        };
+        if let Some(cases) = current() {
+            return Ok(cases);
         }
+        let _reading = self.summary.reading[slot].lock().await;
+        if let Some(cases) = current() {
+            return Ok(cases);
+        }
+        self.summary.reads.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let cases = Arc::new(self.cases(CaseFilter::All, detail).await?);
         last()[slot] = Some((version, cases.clone()));
         Ok(cases)
+    }
+
+    /// How many times [`Reader::summary`] read the cases from the store
+    /// (rather than sharing a copy).
+    pub fn summary_reads(&self) -> u64 {
+        self.summary.reads.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The cases `ids` (those that exist) without their details, by id.
