@@ -316,12 +316,15 @@ async fn load_case_part(
     named.sort();
     named.dedup();
     let named: Vec<&str> = named.iter().map(MessageId::as_str).collect();
-    // By Message-ID (indexed), each of a message's cases but ours left out.
+    // By the case and Message-ID (its key): a message in many cases (a
+    // later version of a patch supersedes every case of the patch) is
+    // read once, not once for each of its cases. The id is an integer.
     let rows = select_in(
         conn,
         &format!(
             "{CASE_MESSAGES} FROM case_messages cm JOIN messages m ON m.message_id = cm.message_id \
-             WHERE cm.message_id IN"
+             WHERE cm.case_id = {} AND cm.message_id IN",
+            id.0
         ),
         "",
         &named,
