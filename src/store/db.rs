@@ -39,6 +39,7 @@ use sqlx::postgres::{PgConnection, PgPool, PgRow, Postgres};
 use sqlx::sqlite::{Sqlite, SqliteConnection, SqlitePool, SqliteRow};
 use sqlx::{AssertSqlSafe, ColumnIndex, Connection, Decode, Type};
 
+pub mod checkpoint;
 pub mod direct;
 
 use direct::Direct;

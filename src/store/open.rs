@@ -236,7 +236,9 @@ pub(super) async fn writer(path: &Path) -> Result<Writer, StoreError> {
         // may lose the last transactions, which a re-fetch redoes.
         .synchronous(SqliteSynchronous::Normal)
         // Checkpoint (and fsync) every 64 MiB of WAL rather than every
-        // 4 MiB: an archive import writes hundreds of MiB.
+        // 4 MiB (an archive import writes hundreds of MiB), where the
+        // checkpoints cannot run on a thread of their own
+        // (`Writer::checkpoint_behind`, which takes this over).
         .pragma("wal_autocheckpoint", "16384")
         // A statement that writes several rows keeps the pages it changes
         // in a statement journal, to undo it alone: a temporary file
@@ -252,7 +254,10 @@ pub(super) async fn writer(path: &Path) -> Result<Writer, StoreError> {
     let mut conn = Conn::Sqlite(Writer::new(conn));
     migrate(&mut conn, path).await?;
     drop(guard);
-    let Conn::Sqlite(conn) = conn else { unreachable!("a SQLite connection stays one") };
+    let Conn::Sqlite(mut conn) = conn else { unreachable!("a SQLite connection stays one") };
+    if let Err(why) = conn.checkpoint_behind(path).await {
+        tracing::warn!(path = %path.display(), %why, "the store's log is checkpointed in its commits");
+    }
     Ok(conn)
 }
 

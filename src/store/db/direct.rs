@@ -33,6 +33,7 @@ use libsqlite3_sys as ffi;
 use sqlx::Connection;
 use sqlx::sqlite::{LockedSqliteHandle, SqliteConnection};
 
+use super::checkpoint::Checkpointer;
 use super::{Arg, Kind, kind_of};
 
 /// Statements prepared on one connection, by their SQL text.
@@ -46,6 +47,10 @@ const MAX_STATEMENTS: usize = 512;
 /// calling thread ([`Direct`]) and leave their statements prepared for
 /// the next one.
 pub struct Writer {
+    /// The thread that checkpoints the connection's log, once started.
+    /// Dropped before the connection (field order), for the same reason
+    /// as in `close`.
+    checkpointer: Option<Checkpointer>,
     /// `None` only once closed.
     conn: Option<SqliteConnection>,
     /// Touched only while the connection's handle is locked.
@@ -54,7 +59,31 @@ pub struct Writer {
 
 impl Writer {
     pub fn new(conn: SqliteConnection) -> Writer {
-        Writer { conn: Some(conn), stmts: HashMap::new() }
+        Writer { checkpointer: None, conn: Some(conn), stmts: HashMap::new() }
+    }
+
+    /// Checkpoints the log of the store at `path` (this connection's) on
+    /// a thread of its own from now on (see [`Checkpointer`]); where that
+    /// thread cannot start, the connection goes on checkpointing in its
+    /// commits, and this says why.
+    pub async fn checkpoint_behind(&mut self, path: &std::path::Path) -> Result<(), String> {
+        self.checkpoint_with(Checkpointer::start(path).map_err(|e| e.to_string())?).await
+    }
+
+    async fn checkpoint_with(&mut self, mut c: Checkpointer) -> Result<(), String> {
+        let mut handle = self.conn().lock_handle().await.map_err(|e| e.to_string())?;
+        // SAFETY: the handle is locked; the hook comes off (`unhook`)
+        // before the checkpointer is dropped.
+        unsafe { c.install(handle.as_raw_handle()) };
+        drop(handle);
+        self.checkpointer = Some(c);
+        Ok(())
+    }
+
+    /// Checkpoints run so far by the thread, and by commits (`None`
+    /// without the thread).
+    pub fn checkpoints(&self) -> Option<(u64, u64)> {
+        self.checkpointer.as_ref().map(Checkpointer::counts)
     }
 
     /// The connection, for sqlx's own statements between transactions.
@@ -64,32 +93,54 @@ impl Writer {
 
     /// Begins a write transaction (see [`Direct::begin`]).
     pub async fn begin(&mut self) -> Result<Direct<'_>, sqlx::Error> {
-        let Writer { conn, stmts } = self;
+        let Writer { conn, stmts, .. } = self;
         Direct::begin(conn.as_mut().expect("a Writer's connection is taken only by close"), stmts).await
     }
 
     /// Finalizes the kept statements and closes the connection.
     pub async fn close(mut self) -> Result<(), sqlx::Error> {
         let Some(mut conn) = self.conn.take() else { return Ok(()) };
-        if !self.stmts.is_empty() {
-            let _handle = conn.lock_handle().await?;
+        if !self.stmts.is_empty() || self.checkpointer.is_some() {
+            let mut handle = conn.lock_handle().await?;
             finalize(&mut self.stmts);
+            unhook(&mut self.checkpointer, handle.as_raw_handle());
         }
+        if let Some((thread, inline)) = self.checkpoints() {
+            tracing::debug!(thread, inline, "checkpoints of the store's log");
+        }
+        // Its thread ends and its connection closes first, so that the
+        // writer's is the store's last: SQLite then checkpoints the whole
+        // log and removes it.
+        self.checkpointer = None;
         conn.close().await
+    }
+}
+
+/// Takes the checkpointer's hook off the connection `db`, whose handle
+/// the caller holds locked.
+fn unhook(c: &mut Option<Checkpointer>, db: NonNull<ffi::sqlite3>) {
+    if let Some(c) = c {
+        // SAFETY: the caller holds the handle locked; it is the
+        // connection the hook was put on.
+        unsafe { c.uninstall(db) };
     }
 }
 
 impl Drop for Writer {
     fn drop(&mut self) {
         let Some(conn) = self.conn.as_mut() else { return };
-        if self.stmts.is_empty() {
+        if self.stmts.is_empty() && self.checkpointer.is_none() {
             return;
         }
         // sqlx's worker may still be running a statement a cancelled
         // future sent it: wait for the lock (the worker is a thread of
         // its own, so this wait ends).
         match block_on(conn.lock_handle()) {
-            Ok(_handle) => finalize(&mut self.stmts),
+            Ok(mut handle) => {
+                finalize(&mut self.stmts);
+                unhook(&mut self.checkpointer, handle.as_raw_handle());
+            }
+            // The hook stays (the checkpointer keeps what it points at).
             // The worker is gone, and the connection with it (or it
             // could not close): nothing is left to finalize them on.
             Err(_) => std::mem::forget(std::mem::take(&mut self.stmts)),
@@ -814,5 +865,98 @@ mod tests {
             tx.commit().await.expect("commit");
             w.close().await.expect("close");
         });
+    }
+
+    /// Commits `n` transactions of 10 rows of 4 KiB each (about a dozen
+    /// pages of log each) through `w`, to table `t (a, b)`.
+    async fn fill(w: &mut Writer, n: i64) {
+        for i in 0..n {
+            let mut tx = w.begin().await.expect("begin");
+            for j in 0..10 {
+                let blob = vec![u8::try_from((i + j) % 251).expect("a byte"); 4096];
+                tx.raw()
+                    .run("INSERT INTO t (b) VALUES ($1)", &[Arg::Bytes(&blob)], |_| Ok::<_, sqlx::Error>(()), |e| e)
+                    .expect("insert");
+            }
+            tx.commit().expect("commit");
+        }
+    }
+
+    fn wal(path: &std::path::Path) -> std::path::PathBuf {
+        let mut p = path.as_os_str().to_owned();
+        p.push("-wal");
+        p.into()
+    }
+
+    #[test]
+    fn a_thread_of_its_own_checkpoints_the_log_and_the_last_close_removes_it() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let path = dir.path().join("s.db");
+        block_on(async {
+            let mut other = open(&path).await;
+            sqlx::query("CREATE TABLE t (a INTEGER PRIMARY KEY, b BLOB)").execute(&mut other).await.expect("schema");
+            let mut w = Writer::new(open(&path).await);
+            // Woken past 64 pages of log; the writer's own checkpoint
+            // only past 512.
+            let c = Checkpointer::start_with(&path, 64, 512).expect("a checkpointer");
+            w.checkpoint_with(c).await.expect("started");
+            // About 2,400 pages of log in all.
+            fill(&mut w, 200).await;
+            // Woken, the thread may not have run yet on a busy machine.
+            let waited = std::time::Instant::now();
+            while w.checkpoints().expect("counted").0 == 0 && waited.elapsed().as_secs() < 20 {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            let (thread, _) = w.checkpoints().expect("counted");
+            assert!(thread > 0, "the thread checkpointed {thread} times");
+            // Checkpointed (by the thread, or the backstop: retried at
+            // each commit while the thread's checkpoint holds it off),
+            // the log started over: far from its 2,400 pages.
+            let most = std::fs::metadata(wal(&path)).expect("a log").len();
+            assert!(most < 1000 * 4120, "the log grew to {most} bytes");
+            assert_eq!(
+                sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM t").fetch_one(&mut other).await.unwrap(),
+                2000
+            );
+            other.close().await.expect("close");
+            w.close().await.expect("close");
+            assert!(!wal(&path).exists(), "the last connection's close checkpoints and removes the log");
+            let mut again = open(&path).await;
+            assert_eq!(
+                sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM t").fetch_one(&mut again).await.unwrap(),
+                2000
+            );
+        });
+    }
+
+    #[test]
+    fn past_the_backstop_the_writer_checkpoints_in_its_commit() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let path = dir.path().join("s.db");
+        block_on(async {
+            let mut other = open(&path).await;
+            sqlx::query("CREATE TABLE t (a INTEGER PRIMARY KEY, b BLOB)").execute(&mut other).await.expect("schema");
+            other.close().await.expect("close");
+            let mut w = Writer::new(open(&path).await);
+            // The thread is never woken.
+            let c = Checkpointer::start_with(&path, c_int::MAX, 64).expect("a checkpointer");
+            w.checkpoint_with(c).await.expect("started");
+            fill(&mut w, 100).await;
+            let (thread, inline) = w.checkpoints().expect("counted");
+            assert_eq!(thread, 0);
+            assert!(inline >= 10, "the writer checkpointed {inline} times");
+            let most = std::fs::metadata(wal(&path)).expect("a log").len();
+            assert!(most < 90 * 4120, "the log grew to {most} bytes");
+            // Dropped, not closed: the hook comes off and the thread ends.
+            drop(w);
+        });
+    }
+
+    #[test]
+    fn a_checkpointer_that_cannot_open_the_store_says_where() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let path = dir.path().join("missing").join("s.db");
+        let e = Checkpointer::start(&path).err().expect("an error").to_string();
+        assert!(e.contains(&path.display().to_string()), "{e}");
     }
 }

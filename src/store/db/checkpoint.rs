@@ -1,0 +1,216 @@
+//! The writer's log checkpointed on a thread of its own.
+//!
+//! In WAL mode SQLite appends every commit to the log, and a checkpoint
+//! copies the log back into the database file and syncs it. Left to
+//! SQLite, the connection that commits runs the checkpoint itself, in its
+//! `COMMIT`: during an archive import that stalls the engine for a tenth
+//! of a second or more each time, and with it the parse workers, whose
+//! bounded queue fills behind it (a third of the import's dips in CPU use).
+//!
+//! A [`Checkpointer`] is a second connection to the same file, on a thread
+//! of its own, running passive checkpoints (which never block the writer
+//! and never wait for it). The writer's connection gets a WAL hook in
+//! place of SQLite's automatic checkpoint: after a commit that leaves
+//! [`BEHIND`] pages or more in the log it wakes the thread (without
+//! waiting); should the log still reach [`BACKSTOP`] pages, the writer
+//! checkpoints in its commit as before, which also lets the log start over
+//! (SQLite restarts it at the first commit after a checkpoint that copied
+//! all of it, which a checkpoint racing the writer's commits may never
+//! see), copying only what the thread has not.
+
+use std::ffi::{CString, c_char, c_int, c_void};
+use std::path::Path;
+use std::ptr::{self, NonNull};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
+use std::thread::JoinHandle;
+
+use libsqlite3_sys as ffi;
+
+/// Pages of log (4 KiB each) after which the thread checkpoints: 32 MiB.
+pub const BEHIND: c_int = 8192;
+/// Pages of log after which the writer checkpoints in its commit: 256 MiB.
+pub const BACKSTOP: c_int = 65536;
+
+/// What the writer's WAL hook reads: where to wake the thread, and the
+/// limits. Shared with the hook through a raw pointer (see
+/// [`Checkpointer::install`]).
+struct Hook {
+    wake: SyncSender<()>,
+    behind: c_int,
+    backstop: c_int,
+    /// Checkpoints the writer ran itself (the backstop).
+    inline: AtomicU64,
+}
+
+/// The thread and its connection.
+pub struct Checkpointer {
+    /// `None` only once dropped.
+    hook: Option<Arc<Hook>>,
+    /// Whether the writer's connection holds a pointer to `hook` (then it
+    /// must be taken off before `hook` may go).
+    installed: bool,
+    thread: Option<JoinHandle<()>>,
+    done: Arc<AtomicU64>,
+}
+
+/// A connection of the thread's own, closed when it ends.
+struct Conn(NonNull<ffi::sqlite3>);
+
+// SAFETY: the connection is opened by the thread that starts the
+// checkpointer and from then on used only by the checkpointer's thread
+// (opened without SQLite's per-connection mutex: one user at a time).
+unsafe impl Send for Conn {}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        // SAFETY: opened by `open`, closed once, with no statement left.
+        unsafe { ffi::sqlite3_close(self.0.as_ptr()) };
+    }
+}
+
+impl Checkpointer {
+    /// Opens a second connection to the store at `path` and starts the
+    /// thread; an error if the file cannot be opened (the writer then
+    /// keeps SQLite's own checkpoints).
+    pub fn start(path: &Path) -> std::io::Result<Checkpointer> {
+        Self::start_with(path, BEHIND, BACKSTOP)
+    }
+
+    /// [`Checkpointer::start`] with other limits (pages of log).
+    pub fn start_with(path: &Path, behind: c_int, backstop: c_int) -> std::io::Result<Checkpointer> {
+        let conn = open(path)?;
+        let (wake, woken) = mpsc::sync_channel(1);
+        let done = Arc::new(AtomicU64::new(0));
+        let counted = done.clone();
+        let thread =
+            std::thread::Builder::new().name("lkpbot-checkpoint".into()).spawn(move || run(conn, woken, &counted))?;
+        let hook = Arc::new(Hook { wake, behind, backstop, inline: AtomicU64::new(0) });
+        Ok(Checkpointer { hook: Some(hook), installed: false, thread: Some(thread), done })
+    }
+
+    /// Puts the hook on the writer's connection `db`, in place of SQLite's
+    /// automatic checkpoint.
+    ///
+    /// # Safety
+    /// The caller holds `db` locked (no other thread uses it), and calls
+    /// [`Checkpointer::uninstall`] with it locked before this checkpointer
+    /// is dropped, unless the connection is closed by then.
+    pub unsafe fn install(&mut self, db: NonNull<ffi::sqlite3>) {
+        let Some(hook) = &self.hook else { return };
+        let ctx = Arc::as_ptr(hook).cast_mut().cast::<c_void>();
+        // SAFETY: `ctx` stays valid while `self.hook` lives, which the
+        // caller keeps for as long as the hook is on the connection.
+        unsafe { ffi::sqlite3_wal_hook(db.as_ptr(), Some(wal_hook), ctx) };
+        self.installed = true;
+    }
+
+    /// Takes the hook off the writer's connection `db` (SQLite's automatic
+    /// checkpoint does not come back: the connection is closing).
+    ///
+    /// # Safety
+    /// The caller holds `db` locked; it is the connection `install` was
+    /// given.
+    pub unsafe fn uninstall(&mut self, db: NonNull<ffi::sqlite3>) {
+        if self.installed {
+            // SAFETY: as the caller promises.
+            unsafe { ffi::sqlite3_wal_hook(db.as_ptr(), None, ptr::null_mut()) };
+            self.installed = false;
+        }
+    }
+
+    /// Checkpoints the thread ran, and the writer in its commits.
+    pub fn counts(&self) -> (u64, u64) {
+        let inline = self.hook.as_ref().map_or(0, |h| h.inline.load(Ordering::Relaxed));
+        (self.done.load(Ordering::Relaxed), inline)
+    }
+}
+
+impl Drop for Checkpointer {
+    fn drop(&mut self) {
+        let Some(hook) = self.hook.take() else { return };
+        if self.installed {
+            // A connection still points at the hook: it stays, and with it
+            // the thread (which ends with the process).
+            std::mem::forget(hook);
+            return;
+        }
+        // The last sender goes with the hook: the thread's wait ends.
+        drop(hook);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn open(path: &Path) -> std::io::Result<Conn> {
+    let invalid = |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidInput, what.to_string());
+    let name = CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| invalid("a NUL in the store's path"))?;
+    let mut db: *mut ffi::sqlite3 = ptr::null_mut();
+    // SAFETY: `name` is a valid C string and `db` a place for the handle.
+    let rc = unsafe {
+        ffi::sqlite3_open_v2(name.as_ptr(), &mut db, ffi::SQLITE_OPEN_READWRITE | ffi::SQLITE_OPEN_NOMUTEX, ptr::null())
+    };
+    let conn = NonNull::new(db).map(Conn);
+    if rc != ffi::SQLITE_OK {
+        // SAFETY: errstr returns a static string for any code.
+        let why = unsafe { std::ffi::CStr::from_ptr(ffi::sqlite3_errstr(rc)) }.to_string_lossy().into_owned();
+        drop(conn);
+        return Err(std::io::Error::other(format!("cannot open {} to checkpoint it: {why}", path.display())));
+    }
+    let conn = conn.ok_or_else(|| std::io::Error::other("SQLite gave no connection"))?;
+    // A checkpoint syncs as the writer's connection would (NORMAL).
+    let pragma = c"PRAGMA synchronous = NORMAL";
+    // SAFETY: a valid connection and statement text.
+    unsafe { ffi::sqlite3_exec(conn.0.as_ptr(), pragma.as_ptr(), None, ptr::null_mut(), ptr::null_mut()) };
+    Ok(conn)
+}
+
+/// The thread: a passive checkpoint each time it is woken, until the
+/// writer's side is gone.
+fn run(conn: Conn, woken: Receiver<()>, done: &AtomicU64) {
+    while woken.recv().is_ok() {
+        let (mut log, mut copied) = (0, 0);
+        // SAFETY: this thread's own connection; the main database.
+        let rc = unsafe {
+            ffi::sqlite3_wal_checkpoint_v2(
+                conn.0.as_ptr(),
+                ptr::null(),
+                ffi::SQLITE_CHECKPOINT_PASSIVE,
+                &mut log,
+                &mut copied,
+            )
+        };
+        if rc == ffi::SQLITE_OK {
+            done.fetch_add(1, Ordering::Relaxed);
+        } else if rc != ffi::SQLITE_BUSY {
+            // SAFETY: errstr returns a static string for any code.
+            let why = unsafe { std::ffi::CStr::from_ptr(ffi::sqlite3_errstr(rc)) }.to_string_lossy();
+            tracing::warn!(%why, "a checkpoint of the store's log failed; the writer checkpoints it later");
+        }
+        // Busy: the writer is checkpointing itself; nothing to do.
+    }
+}
+
+/// The writer's WAL hook: SQLite calls it after each commit with the pages
+/// in the log.
+unsafe extern "C" fn wal_hook(ctx: *mut c_void, db: *mut ffi::sqlite3, name: *const c_char, pages: c_int) -> c_int {
+    // SAFETY: `ctx` is the `Hook` `install` gave, alive while installed.
+    let hook = unsafe { &*ctx.cast_const().cast::<Hook>() };
+    if pages >= hook.backstop {
+        // As SQLite's own hook does; its result is the next commit's news.
+        // SAFETY: the connection and database name SQLite passed us.
+        unsafe { ffi::sqlite3_wal_checkpoint(db, name) };
+        hook.inline.fetch_add(1, Ordering::Relaxed);
+    } else if pages >= hook.behind {
+        match hook.wake.try_send(()) {
+            // Already woken, and not yet started: this commit's pages will
+            // be in that checkpoint too.
+            Ok(()) | Err(TrySendError::Full(())) => {}
+            // The thread is gone: the backstop still holds.
+            Err(TrySendError::Disconnected(())) => {}
+        }
+    }
+    ffi::SQLITE_OK
+}
