@@ -547,12 +547,16 @@ impl<'a, 't> Threader<'a, 't> {
                 replay.insert(*case, true);
             }
         }
+        // Its events in every case, read once: a later version of a patch
+        // is in every case of its patch key.
+        let mut stored = if want.is_empty() { HashMap::new() } else { self.tx.events_of(id).await? };
         for (case, att) in &want {
             let had = before.iter().find(|(c, _)| c == case).map(|(_, s)| *s);
             if had != Some(att.strategy) {
                 self.tx.attach(*case, id, att.strategy).await?;
             }
-            if self.tx.put_events(*case, Some(id), &att.events).await? || had.is_none() {
+            let events = stored.remove(case).unwrap_or_default();
+            if self.tx.put_events_over(*case, events, &att.events).await? || had.is_none() {
                 // A new member's events only add to the case; changed ones
                 // or a retitle may change its title, which threading reads.
                 let now = had.is_some() || att.events.iter().any(|e| e.kind == EventKind::Retitled);

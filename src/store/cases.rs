@@ -6,7 +6,7 @@
 //! threading a message a second time with the same outcome writes
 //! nothing, and stale marks are kept, not deleted and inserted again.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::db::query;
 use super::rows;
@@ -20,6 +20,25 @@ use crate::model::MessageId;
 pub struct StaleSweep {
     pub cases: u64,
     pub changed: u64,
+}
+
+/// Events as stored in one case, by their natural key, with their row ids.
+#[derive(Default)]
+pub struct StoredEvents(BTreeMap<EventKey, (i64, Event)>);
+
+impl StoredEvents {
+    /// Rows of `e.id, e.seq` and [`rows::EVENT_COLUMNS`], by case.
+    fn read(rows: &[super::db::Row]) -> Result<HashMap<CaseId, StoredEvents>, StoreError> {
+        let mut out: HashMap<CaseId, StoredEvents> = HashMap::new();
+        for row in rows {
+            let id: i64 = row.try_get("id").map_err(err("read events"))?;
+            let seq: i64 = row.try_get("seq").map_err(err("read events"))?;
+            let (case, e) = rows::event(row)?;
+            let key = (e.message_id.as_ref().map(|m| m.to_string()), e.kind.as_str(), seq);
+            out.entry(case).or_default().0.insert(key, (id, e));
+        }
+        Ok(out)
+    }
 }
 
 /// An event's natural key within its case, minus the case.
@@ -246,14 +265,28 @@ impl Tx<'_> {
             None => q.bind(EventKind::Stale.as_str()),
         };
         let rows = q.fetch_all(&mut self.tx).await.map_err(err("read events"))?;
-        let mut have: BTreeMap<EventKey, (i64, Event)> = BTreeMap::new();
-        for row in &rows {
-            let id: i64 = row.try_get("id").map_err(err("read events"))?;
-            let seq: i64 = row.try_get("seq").map_err(err("read events"))?;
-            let (_, e) = rows::event(row)?;
-            let key = (e.message_id.as_ref().map(|m| m.to_string()), e.kind.as_str(), seq);
-            have.insert(key, (id, e));
-        }
+        let had = StoredEvents::read(&rows)?.remove(&case).unwrap_or_default();
+        self.put_events_over(case, had, events).await
+    }
+
+    /// The events `message` caused, in each case it caused any: read in
+    /// one statement, for [`Tx::put_events_over`] (a later version of a
+    /// patch joins every case of its patch key, up to a hundred and more).
+    pub async fn events_of(&mut self, message: &MessageId) -> Result<HashMap<CaseId, StoredEvents>, StoreError> {
+        let sql = format!("SELECT e.id, e.seq, {} FROM events e WHERE e.message_id = $1", rows::EVENT_COLUMNS);
+        let rows = query(sql).bind(message.as_str()).fetch_all(&mut self.tx).await.map_err(err("read events"))?;
+        StoredEvents::read(&rows)
+    }
+
+    /// [`Tx::put_events`] for a message whose events in `case` are `had`
+    /// (as [`Tx::events_of`] read them, in this transaction).
+    pub async fn put_events_over(
+        &mut self,
+        case: CaseId,
+        had: StoredEvents,
+        events: &[Event],
+    ) -> Result<bool, StoreError> {
+        let mut have = had.0;
         let mut changed = false;
         let want = event_keys(events);
         for (key, e) in &want {
