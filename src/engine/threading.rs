@@ -9,7 +9,10 @@
 //! or goes, the messages that depend on that are queued and threaded
 //! again. Since each message's outcome is a function of the messages
 //! stored (not of the order they came in), the queue ends in the same
-//! state whatever the order.
+//! state whatever the order; so in an import (the bot acts on nothing)
+//! what a new message wakes waits in the queue until the batch ends, and
+//! a message that several of the batch's messages wake is threaded again
+//! once.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 
@@ -102,11 +105,13 @@ impl<'a, 't> Threader<'a, 't> {
         }
     }
 
-    /// Ends the batch's threading: replays the cases whose replay was put
-    /// off (see `pending`), and returns what the batch's writer still
-    /// needs. The only way to get that out, so no batch commits a case
-    /// whose replay is pending.
+    /// Ends the batch's threading: threads again what is still queued,
+    /// replays the cases whose replay was put off (see `pending`), and
+    /// returns what the batch's writer still needs. The only way to get
+    /// that out, so no batch commits a case whose replay is pending, or
+    /// leaves a message it woke unthreaded.
     pub async fn finish(mut self) -> Result<Threaded, StoreError> {
+        self.run().await?;
         self.replay_pending().await?;
         Ok(Threaded { settled: std::mem::take(&mut self.settled), latest_fetch: self.latest_fetch })
     }
@@ -181,7 +186,14 @@ impl<'a, 't> Threader<'a, 't> {
         let mut changed = vec![keys::dep_message(id)];
         changed.extend(offered.iter().map(|(k, _)| keys::dep_key(k)));
         self.enqueue_dependents(&changed).await?;
-        self.run().await?;
+        // In an import, what waited for it is threaded again when the
+        // batch ends ([`Threader::finish`]) or sooner, once however many
+        // of the batch's messages woke it: a case of a patch every copy of
+        // a list reports on wakes each later version of it, at each
+        // report. (The bot acts at once on what it threads.)
+        if self.settings.acting.is_some() {
+            self.run().await?;
+        }
         Ok(settled)
     }
 
