@@ -10,9 +10,8 @@
 //! again. Since each message's outcome is a function of the messages
 //! stored (not of the order they came in), the queue ends in the same
 //! state whatever the order; so in an import (the bot acts on nothing)
-//! what a new message wakes waits in the queue until the batch ends, and
-//! a message that several of the batch's messages wake is threaded again
-//! once.
+//! what the batch's messages wake waits in the queue until the batch
+//! ends, and a message several of them wake is threaded again once.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 
@@ -186,14 +185,7 @@ impl<'a, 't> Threader<'a, 't> {
         let mut changed = vec![keys::dep_message(id)];
         changed.extend(offered.iter().map(|(k, _)| keys::dep_key(k)));
         self.enqueue_dependents(&changed).await?;
-        // In an import, what waited for it is threaded again when the
-        // batch ends ([`Threader::finish`]) or sooner, once however many
-        // of the batch's messages woke it: a case of a patch every copy of
-        // a list reports on wakes each later version of it, at each
-        // report. (The bot acts at once on what it threads.)
-        if self.settings.acting.is_some() {
-            self.run().await?;
-        }
+        self.run_or_defer().await?;
         Ok(settled)
     }
 
@@ -202,7 +194,7 @@ impl<'a, 't> Threader<'a, 't> {
     pub async fn offered(&mut self, offered: &[(String, MessageId)]) -> Result<(), StoreError> {
         let keys: Vec<String> = offered.iter().map(|(k, _)| keys::dep_key(k)).collect();
         self.enqueue_dependents(&keys).await?;
-        self.run().await
+        self.run_or_defer().await
     }
 
     /// Takes a stored message out of the store with what it caused (the
@@ -235,7 +227,7 @@ impl<'a, 't> Threader<'a, 't> {
     pub async fn arrived(&mut self, ids: &[MessageId]) -> Result<(), StoreError> {
         let keys: Vec<String> = ids.iter().map(keys::dep_message).collect();
         self.enqueue_dependents(&keys).await?;
-        self.run().await
+        self.run_or_defer().await
     }
 
     /// The facts of the message alone: written once, whatever its cases.
@@ -273,6 +265,15 @@ impl<'a, 't> Threader<'a, 't> {
         if self.queued.insert(id.clone()) {
             self.queue.push_back(id);
         }
+    }
+
+    /// Threads the queue again now where the bot acts on what it threads;
+    /// in an import, when the batch ends ([`Threader::finish`]), so that a
+    /// message several of the batch's messages wake is threaded again
+    /// once (a case of a patch that every copy of a list reports on wakes
+    /// each copy's later version of it, at each copy's report).
+    async fn run_or_defer(&mut self) -> Result<(), StoreError> {
+        if self.settings.acting.is_some() { self.run().await } else { Ok(()) }
     }
 
     /// Threads queued messages again until the queue is empty.
