@@ -446,6 +446,11 @@ pub fn applied_in(text: &str) -> Option<Applied> {
     let listed = b4_listing(text);
     let commit = inline_commit(text);
     for s in sentences(text) {
+        // Most of a reply's sentences have none of the words: one search
+        // rather than says_applied's four.
+        if !MAY_SAY_APPLIED_OWN.is_match(s.text.as_bytes()) {
+            continue;
+        }
         let Some(tree) = says_applied(&s.text) else { continue };
         let only = only_numbers(&s.text);
         let all_but_last = ALL_BUT_LAST.is_match(&s.text);
