@@ -25,10 +25,10 @@ use crate::store::{StaleSweep, StoreError, Tx};
 use crate::thread::lifecycle::{FixPatch, LifecycleLookups, is_patch};
 use crate::thread::{self, Candidates, Decision, Incoming, Membership, keys};
 
-/// How often one message may be threaded again in one cascade before it
-/// counts as a loop (forged references can make cycles). Far above what
-/// any real thread needs: a message is threaded again at most once per
-/// thing it depends on that changes.
+/// How often one message may be threaded again in one cascade (in an
+/// import, the batch's) before it counts as a loop (forged references
+/// can make cycles). Far above what any real thread needs: a message is
+/// threaded again at most once per thing it depends on that changes.
 const MAX_ROUNDS: u32 = 256;
 
 /// Kinds that join cases only by their references, never by a weaker
