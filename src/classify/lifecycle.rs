@@ -446,11 +446,6 @@ pub fn applied_in(text: &str) -> Option<Applied> {
     let listed = b4_listing(text);
     let commit = inline_commit(text);
     for s in sentences(text) {
-        // Most of a reply's sentences have none of the words: one search
-        // rather than says_applied's four.
-        if !MAY_SAY_APPLIED_OWN.is_match(s.text.as_bytes()) {
-            continue;
-        }
         let Some(tree) = says_applied(&s.text) else { continue };
         let only = only_numbers(&s.text);
         let all_but_last = ALL_BUT_LAST.is_match(&s.text);
@@ -535,7 +530,9 @@ fn says_applied(sentence: &str) -> Option<Option<String>> {
     static NOTICED: LazyLock<Regex> =
         LazyLock::new(|| re(r"(?i)^(?:i\s+(?:notice|noticed|see|saw)|it\s+seems|looks\s+like|seems)\b"));
     let s = sentence.trim();
-    if s.len() > 300 || NOTICED.is_match(s) {
+    // Every verb below contains one of these words, and most of a reply's
+    // sentences have none: one search rather than the four patterns.
+    if s.len() > 300 || !MAY_SAY_APPLIED_OWN.is_match(s.as_bytes()) || NOTICED.is_match(s) {
         return None;
     }
     let (m, opens) = match OPENS.find(s) {
