@@ -40,6 +40,10 @@ impl MessageId {
             return None;
         }
         let t = t.replace("%40", "@");
+        // Only ASCII controls are escaped (`push_char`): most ids have none.
+        if !t.bytes().any(|b| b.is_ascii_control()) {
+            return Some(MessageId(t));
+        }
         let mut out = String::with_capacity(t.len());
         for c in t.chars() {
             push_char(&mut out, c);

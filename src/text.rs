@@ -285,7 +285,12 @@ fn is_unsafe(c: char) -> bool {
 /// overrides: text taken from mail, safe to write to a terminal, a page
 /// or a mail. Borrowed when there is nothing to remove, as is usual.
 pub fn clean(s: &str) -> std::borrow::Cow<'_, str> {
-    if s.chars().any(is_unsafe) {
+    // Every character `is_unsafe` names is an ASCII control or DEL, or
+    // starts with byte 0xC2 (C1) or 0xE2 (the bidi controls) in UTF-8: a
+    // byte scan rules them out for most text (a whole page) without
+    // decoding it.
+    let maybe = |b: &u8| matches!(b, 0..=0x08 | 0x0b..=0x1f | 0x7f | 0xc2 | 0xe2);
+    if s.as_bytes().iter().any(maybe) && s.chars().any(is_unsafe) {
         std::borrow::Cow::Owned(s.chars().filter(|&c| !is_unsafe(c)).collect())
     } else {
         std::borrow::Cow::Borrowed(s)
@@ -369,6 +374,12 @@ mod tests {
         for c in (0u32..0xa0).filter_map(char::from_u32) {
             let kept = clean(&c.to_string()).len() == c.len_utf8();
             assert_eq!(kept, c == '\t' || c == '\n' || (' '..='~').contains(&c), "{c:?}");
+        }
+        // The byte scan before the check lets none of them through, amid
+        // other text or alone.
+        for c in (0u32..0x3000).filter_map(char::from_u32) {
+            let s = format!("ab {c} cd");
+            assert_eq!(clean(&s).contains(c), !is_unsafe(c), "{c:?}");
         }
     }
 
