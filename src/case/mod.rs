@@ -166,11 +166,26 @@ impl Relation {
     }
 }
 
+/// What [`relation`] compares of a case: its commit and patch key (with
+/// its id), all a store reads of the cases it looks for relations among.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Relatable {
+    pub id: CaseId,
+    pub commit: Option<String>,
+    pub patch_key: Option<String>,
+}
+
+impl From<&CaseView> for Relatable {
+    fn from(v: &CaseView) -> Relatable {
+        Relatable { id: v.id, commit: v.facts.commit.clone(), patch_key: v.facts.patch_key.clone() }
+    }
+}
+
 /// How two cases are related, if they are: the same commit reported
 /// again (another testcase, another tree), else the same patch under
 /// another SHA or version. Symmetric, and a function of the two cases'
 /// facts alone, so it does not depend on which report came first.
-pub fn relation(a: &CaseFacts, b: &CaseFacts) -> Option<Relation> {
+pub fn relation(a: &Relatable, b: &Relatable) -> Option<Relation> {
     if let (Some(x), Some(y)) = (&a.commit, &b.commit)
         && same_commit(x, y)
     {

@@ -8,7 +8,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use serde::Serialize;
 
-use super::{CaseId, CaseState, CaseView, Event, Relation, Strategy, commit_prefix, relation};
+use super::{CaseId, CaseState, CaseView, Event, Relatable, Relation, Strategy, commit_prefix, relation};
 use crate::model::{MessageId, Verdict};
 
 /// A message of a case, for the read side.
@@ -270,8 +270,8 @@ fn participants(c: &CaseRecord) -> Vec<String> {
 /// related case once, by id. `others` holds at least every case sharing
 /// a commit prefix or a patch key with one of `cases`.
 pub fn related(
-    cases: &[&CaseView],
-    others: &[CaseView],
+    cases: &[Relatable],
+    others: &[Relatable],
     in_thread: &[(CaseId, CaseId)],
 ) -> Vec<Vec<(CaseId, Relation)>> {
     let index: HashMap<CaseId, usize> = cases.iter().enumerate().map(|(i, c)| (c.id, i)).collect();
@@ -292,7 +292,7 @@ pub fn related(
     for (a, b) in in_thread {
         add(*a, *b, Relation::InThread);
     }
-    let mut by_key: HashMap<String, Vec<&CaseView>> = HashMap::new();
+    let mut by_key: HashMap<String, Vec<&Relatable>> = HashMap::new();
     for v in others {
         for key in relation_keys(v) {
             by_key.entry(key).or_default().push(v);
@@ -303,7 +303,7 @@ pub fn related(
         for key in relation_keys(a) {
             for b in by_key.get(&key).into_iter().flatten() {
                 if b.id != a.id
-                    && let Some(rel) = relation(&a.facts, &b.facts)
+                    && let Some(rel) = relation(a, b)
                 {
                     pairs.push((a.id, b.id, rel));
                 }
@@ -325,9 +325,9 @@ pub fn related(
 
 /// The keys a related case must share with a case: its commit prefix and
 /// its patch key (the store indexes both).
-pub fn relation_keys(v: &CaseView) -> Vec<String> {
-    let prefix = v.facts.commit.as_deref().and_then(commit_prefix);
-    prefix.into_iter().chain(v.facts.patch_key.clone()).collect()
+pub fn relation_keys(v: &Relatable) -> Vec<String> {
+    let prefix = v.commit.as_deref().and_then(commit_prefix);
+    prefix.into_iter().chain(v.patch_key.clone()).collect()
 }
 
 #[cfg(test)]

@@ -28,22 +28,24 @@
 //!
 //! The SQLite path runs exactly the statements and bindings it ran
 //! before there were two backends: one enum match per call. A SQLite
-//! write transaction runs them through SQLite's C API on the writer's own
-//! thread rather than through sqlx's worker thread ([`direct`]).
+//! transaction, a write or a read of the read pool ([`pool`]), runs them
+//! through SQLite's C API on the caller's own thread rather than through
+//! sqlx's worker thread ([`direct`]).
 
 use std::borrow::Cow;
 
 use futures_util::TryStreamExt;
 use sqlx::pool::PoolConnection;
 use sqlx::postgres::{PgConnection, PgPool, PgRow, Postgres};
-use sqlx::sqlite::{Sqlite, SqliteConnection, SqlitePool, SqliteRow};
+use sqlx::sqlite::{Sqlite, SqliteConnection, SqliteRow};
 use sqlx::{AssertSqlSafe, ColumnIndex, Connection, Decode, Type};
 
 pub mod checkpoint;
 pub mod direct;
+pub mod pool;
 
 use direct::Direct;
-pub use direct::Writer;
+pub use direct::DirectConn;
 
 /// Which database a store lives in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,7 +62,7 @@ pub const WRITE_LOCK: i64 = 0x6c6b_7062_6f74;
 /// An owned connection.
 pub enum Conn {
     /// Its write transactions run on the calling thread ([`direct`]).
-    Sqlite(Writer),
+    Sqlite(DirectConn),
     Pg(PgConnection),
 }
 
@@ -76,13 +78,14 @@ pub enum DbTx<'c> {
 /// A pool of connections (the read side).
 #[derive(Clone)]
 pub enum Pool {
-    Sqlite(SqlitePool),
+    /// Its read transactions run on the calling thread ([`pool`]).
+    Sqlite(pool::ReadPool),
     Pg(PgPool),
 }
 
 /// A connection lent by a [`Pool`].
 pub enum PoolConn {
-    Sqlite(PoolConnection<Sqlite>),
+    Sqlite(pool::Lent),
     Pg(PoolConnection<Postgres>),
 }
 
@@ -120,7 +123,7 @@ impl AsDb for DbTx<'_> {
 impl AsDb for PoolConn {
     fn db(&mut self) -> Db<'_> {
         match self {
-            PoolConn::Sqlite(c) => Db::Sqlite(c),
+            PoolConn::Sqlite(c) => Db::Sqlite(c.direct().conn()),
             PoolConn::Pg(c) => Db::Pg(c),
         }
     }
@@ -202,14 +205,6 @@ impl Pool {
         }
     }
 
-    /// A read transaction: one snapshot.
-    pub async fn begin_read(&self) -> Result<DbTx<'static>, sqlx::Error> {
-        match self {
-            Pool::Sqlite(p) => Ok(DbTx::Sqlite(p.begin().await?)),
-            Pool::Pg(p) => Ok(DbTx::Pg(p.begin_with(READ_SNAPSHOT).await?)),
-        }
-    }
-
     pub async fn close(&self) {
         match self {
             Pool::Sqlite(p) => p.close().await,
@@ -219,9 +214,20 @@ impl Pool {
 }
 
 impl PoolConn {
+    /// A read transaction: one snapshot.
+    pub async fn begin_read(&mut self) -> Result<DbTx<'_>, sqlx::Error> {
+        match self {
+            PoolConn::Sqlite(c) => Ok(DbTx::Direct(c.direct().begin_read().await?)),
+            PoolConn::Pg(c) => {
+                let c: &mut PgConnection = c;
+                Ok(DbTx::Pg(c.begin_with(READ_SNAPSHOT).await?))
+            }
+        }
+    }
+
     pub fn detach(self) -> Conn {
         match self {
-            PoolConn::Sqlite(c) => Conn::Sqlite(Writer::new(c.detach())),
+            PoolConn::Sqlite(c) => Conn::Sqlite(c.detach()),
             PoolConn::Pg(c) => Conn::Pg(c.detach()),
         }
     }

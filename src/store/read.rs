@@ -19,7 +19,9 @@ use std::sync::{Arc, Mutex};
 
 use super::db::{self, AsDb, Backend, Conn, Pool, Row, query};
 use super::{StoreError, err, placeholders, rows, select_in};
-use crate::case::{CaseFilter, CaseId, CaseMessage, CaseRecord, CaseRetest, CaseState, CaseView, commit_prefix};
+use crate::case::{
+    CaseFilter, CaseId, CaseMessage, CaseRecord, CaseRetest, CaseState, CaseView, Relatable, commit_prefix,
+};
 use crate::model::MessageId;
 
 /// Read-only access to a store file, shareable (`&self`).
@@ -80,8 +82,10 @@ impl Reader {
     /// The cases `filter` selects, by id; with `detail`, each with its
     /// messages, events and related cases.
     pub async fn cases(&self, filter: CaseFilter, detail: bool) -> Result<Vec<CaseRecord>, StoreError> {
-        let mut tx = self.pool.begin_read().await.map_err(err("begin a read"))?;
-        let out = load_cases(&mut tx, filter, detail).await?;
+        let mut conn = self.pool.acquire().await.map_err(err("begin a read"))?;
+        let mut tx = conn.begin_read().await.map_err(err("begin a read"))?;
+        // Every case: seconds of a big store's rows read on this thread.
+        let out = blocking(load_cases(&mut tx, filter, detail)).await?;
         tx.commit().await.map_err(err("end a read"))?;
         Ok(out)
     }
@@ -145,7 +149,8 @@ impl Reader {
 
     /// One case with its messages, events and related cases.
     pub async fn case(&self, id: CaseId) -> Result<Option<CaseRecord>, StoreError> {
-        let mut tx = self.pool.begin_read().await.map_err(err("begin a read"))?;
+        let mut conn = self.pool.acquire().await.map_err(err("begin a read"))?;
+        let mut tx = conn.begin_read().await.map_err(err("begin a read"))?;
         let out = load_case(&mut tx, id).await?;
         tx.commit().await.map_err(err("end a read"))?;
         Ok(out)
@@ -160,7 +165,8 @@ impl Reader {
         id: CaseId,
         pick: impl FnOnce(&CaseRecord) -> Vec<MessageId> + Send,
     ) -> Result<Option<(CaseRecord, Vec<CaseView>)>, StoreError> {
-        let mut tx = self.pool.begin_read().await.map_err(err("begin a read"))?;
+        let mut conn = self.pool.acquire().await.map_err(err("begin a read"))?;
+        let mut tx = conn.begin_read().await.map_err(err("begin a read"))?;
         let out = match load_case_part(&mut tx, id, pick).await? {
             Some(c) => {
                 let related: Vec<CaseId> = c.related.iter().map(|(id, _)| *id).collect();
@@ -171,6 +177,20 @@ impl Reader {
         };
         tx.commit().await.map_err(err("end a read"))?;
         Ok(out)
+    }
+}
+
+/// Runs `read`, a read that may hold this thread for seconds (a SQLite
+/// read transaction's statements run on the caller's thread): on a
+/// multi-thread runtime the thread's other tasks move to another first
+/// (`block_in_place`); on a single-thread one it just runs.
+async fn blocking<F: std::future::Future>(read: F) -> F::Output {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    let handle = Handle::current();
+    if handle.runtime_flavor() == RuntimeFlavor::MultiThread {
+        tokio::task::block_in_place(|| handle.block_on(read))
+    } else {
+        read.await
     }
 }
 
@@ -318,19 +338,21 @@ async fn load_case_part(
     let named: Vec<&str> = named.iter().map(MessageId::as_str).collect();
     // By the case and Message-ID (its key): a message in many cases (a
     // later version of a patch supersedes every case of the patch) is
-    // read once, not once for each of its cases. The id is an integer.
-    let rows = select_in(
-        conn,
-        &format!(
+    // read once, not once for each of its cases. The case is bound last,
+    // so the statement's text is the same for every case.
+    let mut rows = Vec::new();
+    for chunk in super::padded(&named) {
+        let sql = format!(
             "{CASE_MESSAGES} FROM case_messages cm JOIN messages m ON m.message_id = cm.message_id \
-             WHERE cm.case_id = {} AND cm.message_id IN",
-            id.0
-        ),
-        "",
-        &named,
-        "read case messages",
-    )
-    .await?;
+             WHERE cm.message_id IN ({}) AND cm.case_id = ?",
+            placeholders(chunk.len())
+        );
+        let mut q = query(sql);
+        for v in chunk {
+            q = q.bind(*v);
+        }
+        rows.extend(q.bind(id.0).fetch_all(&mut *conn).await.map_err(err("read case messages"))?);
+    }
     add_messages(&mut out, &rows)?;
     let c = &mut out[0];
     c.messages.sort_by(|a, b| (a.date, &a.message_id).cmp(&(b.date, &b.message_id)));
@@ -506,20 +528,30 @@ async fn add_related(conn: &mut impl AsDb, cases: &mut [CaseRecord], all: bool) 
             CaseId(r.try_get(1).map_err(err("read related cases"))?),
         ));
     }
-    let ours: Vec<&CaseView> = cases.iter().map(|c| &c.view).collect();
-    let others: Vec<CaseView> = if all {
-        ours.iter().map(|v| (*v).clone()).collect()
+    let ours: Vec<Relatable> = cases.iter().map(|c| Relatable::from(&c.view)).collect();
+    let others: Vec<Relatable> = if all {
+        ours.clone()
     } else {
+        // Of the cases that may be related, only what relates them: a
+        // commit or a patch may be in a hundred cases.
         let prefixes: BTreeSet<String> =
             cases.iter().filter_map(|c| c.view.facts.commit.as_deref().and_then(commit_prefix)).collect();
         let patches: BTreeSet<&str> = cases.iter().filter_map(|c| c.view.facts.patch_key.as_deref()).collect();
         let prefixes: Vec<&str> = prefixes.iter().map(String::as_str).collect();
         let patches: Vec<&str> = patches.into_iter().collect();
-        let select = format!("SELECT {} FROM cases c WHERE", rows::CASE_COLUMNS);
+        let select = "SELECT c.id, c.commit_sha, c.patch_key FROM cases c WHERE";
         let mut rows =
             select_in(conn, &format!("{select} c.commit_prefix IN"), "", &prefixes, "read related cases").await?;
         rows.extend(select_in(conn, &format!("{select} c.patch_key IN"), "", &patches, "read related cases").await?);
-        rows.iter().map(rows::case_view).collect::<Result<_, _>>()?
+        let mut out = Vec::with_capacity(rows.len());
+        for r in &rows {
+            out.push(Relatable {
+                id: CaseId(r.try_get("id").map_err(err("read related cases"))?),
+                commit: r.try_get("commit_sha").map_err(err("read related cases"))?,
+                patch_key: r.try_get("patch_key").map_err(err("read related cases"))?,
+            });
+        }
+        out
     };
     let related = crate::case::related(&ours, &others, &in_thread);
     for (c, rel) in cases.iter_mut().zip(related) {

@@ -1,4 +1,4 @@
-//! SQLite write transactions run on the writer's own thread.
+//! SQLite transactions run on the caller's own thread.
 //!
 //! sqlx runs every statement of a SQLite connection on a worker thread of
 //! its own and passes each statement, and each row back, across channels:
@@ -13,11 +13,17 @@
 //! calling thread. Dropped without a commit, it rolls back. The handle
 //! goes back to sqlx when the transaction ends.
 //!
+//! A read transaction (the dashboard's pages, a case's JSON) runs the
+//! same way on a connection of the read pool ([`super::pool`]): it takes
+//! the handle first and runs its `BEGIN` (which waits for nobody) on the
+//! calling thread too. Through sqlx, a case page's statements and each of
+//! their rows crossed threads, and those wakeups were most of its cost.
+//!
 //! The statements a transaction prepares stay prepared, with the
-//! connection ([`Writer`]), for the transactions after it: an import
+//! connection ([`DirectConn`]), for the transactions after it: an import
 //! runs the same few dozen statements in every batch. sqlx cannot close a
 //! connection with a statement of ours left on it, so they are finalized,
-//! under the connection's lock, when the [`Writer`] is closed or dropped.
+//! under the connection's lock, when the [`DirectConn`] is closed or dropped.
 //!
 //! Values are bound as sqlx binds them (booleans as integers, strings as
 //! text, bytes as blobs), and a row's values are read into a [`Row`] that
@@ -43,10 +49,10 @@ type Statements = HashMap<String, Stmt>;
 /// its SQL text afresh each time, the cache starts over rather than grow.
 const MAX_STATEMENTS: usize = 512;
 
-/// A SQLite connection that writes: its write transactions run on the
-/// calling thread ([`Direct`]) and leave their statements prepared for
-/// the next one.
-pub struct Writer {
+/// A SQLite connection whose transactions run on the calling thread
+/// ([`Direct`]) and leave their statements prepared for the next one: the
+/// store's writer, and each connection of the read pool.
+pub struct DirectConn {
     /// The thread that checkpoints the connection's log, once started.
     /// Dropped before the connection (field order), for the same reason
     /// as in `close`.
@@ -57,9 +63,9 @@ pub struct Writer {
     stmts: Statements,
 }
 
-impl Writer {
-    pub fn new(conn: SqliteConnection) -> Writer {
-        Writer { checkpointer: None, conn: Some(conn), stmts: HashMap::new() }
+impl DirectConn {
+    pub fn new(conn: SqliteConnection) -> DirectConn {
+        DirectConn { checkpointer: None, conn: Some(conn), stmts: HashMap::new() }
     }
 
     /// Checkpoints the log of the store at `path` (this connection's) on
@@ -88,13 +94,25 @@ impl Writer {
 
     /// The connection, for sqlx's own statements between transactions.
     pub fn conn(&mut self) -> &mut SqliteConnection {
-        self.conn.as_mut().expect("a Writer's connection is taken only by close")
+        self.conn.as_mut().expect("a DirectConn's connection is taken only by close")
     }
 
     /// Begins a write transaction (see [`Direct::begin`]).
     pub async fn begin(&mut self) -> Result<Direct<'_>, sqlx::Error> {
-        let Writer { conn, stmts, .. } = self;
-        Direct::begin(conn.as_mut().expect("a Writer's connection is taken only by close"), stmts).await
+        let DirectConn { conn, stmts, .. } = self;
+        Direct::begin(conn.as_mut().expect("a DirectConn's connection is taken only by close"), stmts).await
+    }
+
+    /// How many statements are kept prepared.
+    #[cfg(test)]
+    pub(crate) fn kept(&self) -> usize {
+        self.stmts.len()
+    }
+
+    /// Begins a read transaction (see [`Direct::begin_read`]).
+    pub async fn begin_read(&mut self) -> Result<Direct<'_>, sqlx::Error> {
+        let DirectConn { conn, stmts, .. } = self;
+        Direct::begin_read(conn.as_mut().expect("a DirectConn's connection is taken only by close"), stmts).await
     }
 
     /// Finalizes the kept statements and closes the connection.
@@ -126,7 +144,7 @@ fn unhook(c: &mut Option<Checkpointer>, db: NonNull<ffi::sqlite3>) {
     }
 }
 
-impl Drop for Writer {
+impl Drop for DirectConn {
     fn drop(&mut self) {
         let Some(conn) = self.conn.as_mut() else { return };
         if self.stmts.is_empty() && self.checkpointer.is_none() {
@@ -178,7 +196,7 @@ fn block_on<F: std::future::Future>(f: F) -> F::Output {
     }
 }
 
-/// A write transaction holding the connection's handle.
+/// A transaction holding the connection's handle.
 pub struct Direct<'c> {
     raw: Raw,
     /// Where the statements go back when the transaction ends.
@@ -240,6 +258,22 @@ impl<'c> Direct<'c> {
         let db = handle.as_raw_handle();
         let stmts = std::mem::take(home);
         Ok(Direct { raw: Raw { db, stmts, open: true }, home, _handle: handle })
+    }
+
+    /// Begins a read transaction: takes the connection's handle, then runs
+    /// `BEGIN` (deferred: its snapshot is taken at its first read, and
+    /// nothing is locked against writers) on the calling thread.
+    async fn begin_read(conn: &'c mut SqliteConnection, home: &'c mut Statements) -> Result<Direct<'c>, sqlx::Error> {
+        // Fails only when sqlx's worker is gone, and the connection with it.
+        let mut handle = conn.lock_handle().await?;
+        let db = handle.as_raw_handle();
+        let stmts = std::mem::take(home);
+        // Not open until BEGIN succeeds: dropped before, nothing is rolled
+        // back and the statements go home.
+        let mut d = Direct { raw: Raw { db, stmts, open: false }, home, _handle: handle };
+        d.raw.run("BEGIN", &[], |_| Ok::<_, sqlx::Error>(()), |e| e)?;
+        d.raw.open = true;
+        Ok(d)
     }
 
     pub fn raw(&mut self) -> &mut Raw {
@@ -715,7 +749,7 @@ mod tests {
                 .execute(&mut other)
                 .await
                 .expect("schema");
-            let mut conn = Conn::Sqlite(Writer::new(open(&path).await));
+            let mut conn = Conn::Sqlite(DirectConn::new(open(&path).await));
             let mut tx = conn.begin_write().await.expect("begin");
             // `$N` bind by number whatever their order in the text.
             let n = query("INSERT INTO t (b, a, c, d, e) VALUES ($2, $1, $3, $4, $5)")
@@ -786,7 +820,7 @@ mod tests {
         block_on(async {
             let mut other = open(&path).await;
             sqlx::query("CREATE TABLE t (a INTEGER PRIMARY KEY)").execute(&mut other).await.expect("schema");
-            let mut conn = Conn::Sqlite(Writer::new(open(&path).await));
+            let mut conn = Conn::Sqlite(DirectConn::new(open(&path).await));
             {
                 let mut tx = conn.begin_write().await.expect("begin");
                 query("INSERT INTO t (a) VALUES (1)").execute(&mut tx).await.expect("insert");
@@ -823,7 +857,7 @@ mod tests {
         block_on(async {
             let mut other = open(&path).await;
             sqlx::query("CREATE TABLE t (a INTEGER PRIMARY KEY)").execute(&mut other).await.expect("schema");
-            let mut w = Writer::new(open(&path).await);
+            let mut w = DirectConn::new(open(&path).await);
             let insert = "INSERT INTO t (a) VALUES ($1)";
             for a in [1_i64, 2] {
                 let mut tx = DbTx::Direct(w.begin().await.expect("begin"));
@@ -848,14 +882,14 @@ mod tests {
             w.close().await.expect("close");
             // Dropped with statements kept: finalized first, no panic in
             // sqlx's worker, and the file is whole.
-            let mut w = Writer::new(open(&path).await);
+            let mut w = DirectConn::new(open(&path).await);
             let mut tx = DbTx::Direct(w.begin().await.expect("begin"));
             query(insert).bind(4_i64).execute(&mut tx).await.expect("insert");
             tx.commit().await.expect("commit");
             drop(w);
             assert_eq!(count(&mut other).await, 3);
             // One statement built afresh each time: the cache starts over.
-            let mut w = Writer::new(open(&path).await);
+            let mut w = DirectConn::new(open(&path).await);
             let mut tx = DbTx::Direct(w.begin().await.expect("begin"));
             for i in 0..MAX_STATEMENTS + 10 {
                 query(format!("SELECT {i}")).execute(&mut tx).await.expect("select");
@@ -869,7 +903,7 @@ mod tests {
 
     /// Commits `n` transactions of 10 rows of 4 KiB each (about a dozen
     /// pages of log each) through `w`, to table `t (a, b)`.
-    async fn fill(w: &mut Writer, n: i64) {
+    async fn fill(w: &mut DirectConn, n: i64) {
         for i in 0..n {
             let mut tx = w.begin().await.expect("begin");
             for j in 0..10 {
@@ -895,7 +929,7 @@ mod tests {
         block_on(async {
             let mut other = open(&path).await;
             sqlx::query("CREATE TABLE t (a INTEGER PRIMARY KEY, b BLOB)").execute(&mut other).await.expect("schema");
-            let mut w = Writer::new(open(&path).await);
+            let mut w = DirectConn::new(open(&path).await);
             // Woken past 64 pages of log; the writer's own checkpoint
             // only past 512.
             let c = Checkpointer::start_with(&path, 64, 512).expect("a checkpointer");
@@ -937,7 +971,7 @@ mod tests {
             let mut other = open(&path).await;
             sqlx::query("CREATE TABLE t (a INTEGER PRIMARY KEY, b BLOB)").execute(&mut other).await.expect("schema");
             other.close().await.expect("close");
-            let mut w = Writer::new(open(&path).await);
+            let mut w = DirectConn::new(open(&path).await);
             // The thread is never woken.
             let c = Checkpointer::start_with(&path, c_int::MAX, 64).expect("a checkpointer");
             w.checkpoint_with(c).await.expect("started");
