@@ -558,3 +558,56 @@ fn mail_waiting_on_a_backfilled_hyperkitty_key_is_threaded_again() {
         assert_eq!(count(&url, "SELECT COUNT(*) FROM store_tasks").await, 0, "{at}");
     });
 }
+
+/// Which of a message's events in a case changed says whether the case's
+/// title may have: only a `retitled` event added, changed or taken away
+/// (threading reads the title, so such a case is replayed at once; any
+/// other change waits for the batch's end).
+#[test]
+fn changed_events_say_whether_the_title_may_change() {
+    use lkpbot::case::{CaseFacts, CaseKind, Event, EventKind};
+    let dir = tempfile::tempdir().unwrap();
+    block_on(async {
+        let mut store = Store::open(&dir.path().join("lkpbot.db")).await.unwrap();
+        let mut tx = store.begin().await.unwrap();
+        tx.insert_messages(vec![row("r@x"), row("c@x")]).await.unwrap();
+        let report = MessageId::new("r@x").unwrap();
+        let case = tx.open_case(&CaseFacts::new(CaseKind::Build, "t".into(), report, 0)).await.unwrap();
+        let c = MessageId::new("c@x").unwrap();
+        let said = |at, kind: EventKind, note: Option<&str>| Event {
+            note: note.map(str::to_string),
+            ..Event::new(at, kind, Some(c.clone()))
+        };
+        let steps: Vec<(Vec<Event>, (bool, bool), &str)> = vec![
+            (vec![said(10, EventKind::Discussion, None)], (true, false), "a discussion added"),
+            (vec![said(10, EventKind::Discussion, None)], (false, false), "the same again"),
+            (vec![said(20, EventKind::Discussion, None)], (true, false), "its time changed"),
+            (
+                vec![said(20, EventKind::Discussion, None), said(20, EventKind::Retitled, Some("a"))],
+                (true, true),
+                "a retitle added",
+            ),
+            (
+                vec![said(20, EventKind::Discussion, None), said(20, EventKind::Retitled, Some("b"))],
+                (true, true),
+                "the retitle changed",
+            ),
+            (
+                vec![said(20, EventKind::Discussion, Some("n")), said(20, EventKind::Retitled, Some("b"))],
+                (true, false),
+                "the discussion changed",
+            ),
+            (vec![said(20, EventKind::Discussion, Some("n"))], (true, true), "the retitle taken away"),
+            (vec![], (true, false), "the discussion taken away"),
+        ];
+        for (events, want, what) in steps {
+            let had = tx.events_of(&c).await.unwrap().remove(&case).unwrap_or_default();
+            let put = tx.put_events_over(case, had, &events).await.unwrap();
+            assert_eq!((put.any, put.title), want, "{what}");
+            let stored: Vec<(EventKind, Option<String>)> =
+                tx.events(case).await.unwrap().into_iter().map(|e| (e.kind, e.note)).collect();
+            let wanted: Vec<(EventKind, Option<String>)> = events.iter().map(|e| (e.kind, e.note.clone())).collect();
+            assert_eq!(stored, wanted, "{what}: stored events");
+        }
+    });
+}

@@ -554,25 +554,29 @@ impl<'a, 't> Threader<'a, 't> {
                 want.entry(att.case).or_insert(att);
             }
         }
-        for (case, _) in before {
-            if Some(*case) != own_case && !want.contains_key(case) {
-                self.tx.detach(*case, id).await?;
-                replay.insert(*case, true);
-            }
-        }
+        let leaving: Vec<CaseId> =
+            before.iter().map(|(c, _)| *c).filter(|c| Some(*c) != own_case && !want.contains_key(c)).collect();
         // Its events in every case, read once: a later version of a patch
         // is in every case of its patch key.
-        let mut stored = if want.is_empty() { HashMap::new() } else { self.tx.events_of(id).await? };
+        let mut stored =
+            if want.is_empty() && leaving.is_empty() { HashMap::new() } else { self.tx.events_of(id).await? };
+        // A case is replayed at once only where its title may change (a
+        // `retitled` event added, changed or taken away), since threading
+        // reads the title; the rest of a replay waits for the batch's end.
+        for case in leaving {
+            self.tx.detach(case, id).await?;
+            let now = stored.remove(&case).is_some_and(|e| e.has(EventKind::Retitled));
+            *replay.entry(case).or_insert(now) |= now;
+        }
         for (case, att) in &want {
             let had = before.iter().find(|(c, _)| c == case).map(|(_, s)| *s);
             if had != Some(att.strategy) {
                 self.tx.attach(*case, id, att.strategy).await?;
             }
             let events = stored.remove(case).unwrap_or_default();
-            if self.tx.put_events_over(*case, events, &att.events).await? || had.is_none() {
-                // A new member's events only add to the case; changed ones
-                // or a retitle may change its title, which threading reads.
-                let now = had.is_some() || att.events.iter().any(|e| e.kind == EventKind::Retitled);
+            let put = self.tx.put_events_over(*case, events, &att.events).await?;
+            if put.any || had.is_none() {
+                let now = put.title;
                 *replay.entry(*case).or_insert(now) |= now;
                 for e in &att.events {
                     let metric = metrics.get(case).map_or("", String::as_str);

@@ -39,6 +39,28 @@ impl StoredEvents {
         }
         Ok(out)
     }
+
+    /// Whether one of them is of `kind`.
+    pub fn has(&self, kind: EventKind) -> bool {
+        self.0.values().any(|(_, e)| e.kind == kind)
+    }
+}
+
+/// What [`Tx::put_events_over`] changed of a case's events.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Changed {
+    /// Any event was added, changed or taken away.
+    pub any: bool,
+    /// One of them was a `retitled` event: the case's title may differ
+    /// (the title is the one thing of a case's replay that threading reads).
+    pub title: bool,
+}
+
+impl Changed {
+    fn add(&mut self, kind: EventKind) {
+        self.any = true;
+        self.title |= kind == EventKind::Retitled;
+    }
 }
 
 /// An event's natural key within its case, minus the case.
@@ -266,7 +288,7 @@ impl Tx<'_> {
         };
         let rows = q.fetch_all(&mut self.tx).await.map_err(err("read events"))?;
         let had = StoredEvents::read(&rows)?.remove(&case).unwrap_or_default();
-        self.put_events_over(case, had, events).await
+        Ok(self.put_events_over(case, had, events).await?.any)
     }
 
     /// The events `message` caused, in each case it caused any: read in
@@ -285,9 +307,9 @@ impl Tx<'_> {
         case: CaseId,
         had: StoredEvents,
         events: &[Event],
-    ) -> Result<bool, StoreError> {
+    ) -> Result<Changed, StoreError> {
         let mut have = had.0;
-        let mut changed = false;
+        let mut changed = Changed::default();
         let want = event_keys(events);
         for (key, e) in &want {
             match have.remove(key) {
@@ -301,21 +323,21 @@ impl Tx<'_> {
                         .execute(&mut self.tx)
                         .await
                         .map_err(err("update an event"))?;
-                    changed = true;
+                    changed.add(e.kind);
                 }
                 None => {
                     self.insert_event(case, e, key.2).await?;
-                    changed = true;
+                    changed.add(e.kind);
                 }
             }
         }
-        for (id, _) in have.into_values() {
+        for (id, old) in have.into_values() {
             query("DELETE FROM events WHERE id = $1")
                 .bind(id)
                 .execute(&mut self.tx)
                 .await
                 .map_err(err("delete an event"))?;
-            changed = true;
+            changed.add(old.kind);
         }
         Ok(changed)
     }

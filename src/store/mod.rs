@@ -44,7 +44,7 @@ use db::{AsDb, Conn, DbTx, Row, query};
 use crate::case::{CaseFilter, CaseRecord};
 use crate::model::Fnv;
 
-pub use cases::StaleSweep;
+pub use cases::{Changed, StaleSweep};
 pub use copy::CopyStats;
 pub use db::Backend;
 pub use keys::Head;
