@@ -325,12 +325,32 @@ async fn select_in<'v, V>(
 where
     V: Into<db::Arg<'v>> + Copy + Send + Sync + 'v,
 {
+    select_in_then(conn, select, suffix, values, None, what).await
+}
+
+/// [`select_in`] with `last`, when given, bound after the values (to a
+/// `?` of `suffix`): the statement's text is then the same whatever
+/// `last` is, and is prepared once.
+async fn select_in_then<'v, V>(
+    conn: &mut impl AsDb,
+    select: &str,
+    suffix: &str,
+    values: &'v [V],
+    last: Option<i64>,
+    what: &'static str,
+) -> Result<Vec<Row>, StoreError>
+where
+    V: Into<db::Arg<'v>> + Copy + Send + Sync + 'v,
+{
     let mut out = Vec::new();
     for chunk in padded(values) {
         let sql = format!("{select} ({}){suffix}", placeholders(chunk.len()));
         let mut q = query(sql);
         for v in chunk {
             q = q.bind(*v);
+        }
+        if let Some(last) = last {
+            q = q.bind(last);
         }
         out.extend(q.fetch_all(&mut *conn).await.map_err(err(what))?);
     }

@@ -340,19 +340,18 @@ async fn load_case_part(
     // later version of a patch supersedes every case of the patch) is
     // read once, not once for each of its cases. The case is bound last,
     // so the statement's text is the same for every case.
-    let mut rows = Vec::new();
-    for chunk in super::padded(&named) {
-        let sql = format!(
+    let rows = super::select_in_then(
+        conn,
+        &format!(
             "{CASE_MESSAGES} FROM case_messages cm JOIN messages m ON m.message_id = cm.message_id \
-             WHERE cm.message_id IN ({}) AND cm.case_id = ?",
-            placeholders(chunk.len())
-        );
-        let mut q = query(sql);
-        for v in chunk {
-            q = q.bind(*v);
-        }
-        rows.extend(q.bind(id.0).fetch_all(&mut *conn).await.map_err(err("read case messages"))?);
-    }
+             WHERE cm.message_id IN"
+        ),
+        " AND cm.case_id = ?",
+        &named,
+        Some(id.0),
+        "read case messages",
+    )
+    .await?;
     add_messages(&mut out, &rows)?;
     let c = &mut out[0];
     c.messages.sort_by(|a, b| (a.date, &a.message_id).cmp(&(b.date, &b.message_id)));
