@@ -67,6 +67,14 @@ impl MessageId {
         if t.is_empty() || t.len() > MAX_ID_BYTES {
             return None;
         }
+        // Nearly every id is printable ASCII without a `%`: nothing to
+        // decode or escape, and it is its own normal form.
+        if t.iter().all(|&b| b.is_ascii_graphic() && b != b'%') {
+            if t.iter().any(|&b| b == b'<' || b == b'>') {
+                return None;
+            }
+            return std::str::from_utf8(t).ok().map(|s| MessageId(s.to_string()));
+        }
         let t = replace_bytes(t, b"%40", b"@");
         if !needs_escaping(&t) {
             let s = std::str::from_utf8(&t).ok()?;
@@ -533,6 +541,8 @@ mod tests {
             (b"a b@x", None),
             (b"a\tb@x", None),
             (b"a<b@x", None),
+            (b"a>b@x", None),
+            (b" <1234.abc-def+x_y=z@host.example> ", Some("1234.abc-def+x_y=z@host.example")),
         ];
         for (raw, want) in cases {
             let got = MessageId::from_bytes(raw);

@@ -159,12 +159,17 @@ static MAY_SAY_APPLIED: LazyLock<regex::bytes::Regex> = LazyLock::new(|| {
     regex::bytes::Regex::new(r"(?i)appl|queue|pick|push|merg|taken|took|fold|added|done|commit").expect("static regex")
 });
 
-/// [`MAY_SAY_APPLIED`] and "fixed" ("Fixed in mm-hotfixes."): every verb
-/// [`says_applied`] and [`applied_in`] take, and "done", contains one of
-/// these, so own lines with none say nothing [`applied_reply`] finds.
+/// The verbs as [`says_applied`] and [`applied_in`] take them (past
+/// forms only: "applied", not "apply" or "application"; "committed", not
+/// "commit message"), "fixed" ("Fixed in mm-hotfixes.") and "done": every
+/// phrase they match contains one of these, so own lines with none say
+/// nothing [`applied_reply`] finds, and most of a review's own lines use
+/// [`MAY_SAY_APPLIED`]'s stems but none of these.
 static MAY_SAY_APPLIED_OWN: LazyLock<regex::bytes::Regex> = LazyLock::new(|| {
-    regex::bytes::Regex::new(r"(?i)appl|queue|pick|push|merg|taken|took|fold|added|done|commit|fixed")
-        .expect("static regex")
+    regex::bytes::Regex::new(
+        r"(?i)applied|appled|queued|picked|pushed|taken|took|merged|committed|folded|added|done|fixed",
+    )
+    .expect("static regex")
 });
 
 fn collapse(s: &str) -> String {
@@ -381,9 +386,7 @@ fn patch_notes(body: &str) -> Option<&str> {
 /// for a bare "Done." that answers "could you squash this in?".
 fn applied_reply(body: &str) -> Option<Applied> {
     let (own, answers_a_request) = own_text(body);
-    // The quote may use the words where the reply's own lines do not:
-    // then no sentence of them can say applied (nor "Done").
-    if own.trim().is_empty() || !MAY_SAY_APPLIED_OWN.is_match(own.as_bytes()) {
+    if own.trim().is_empty() {
         return None;
     }
     if let Some(a) = applied_in(&own) {
@@ -442,6 +445,11 @@ fn done(own: &str) -> Option<Applied> {
 /// The first sentence of `text` that says its writer applied, queued or
 /// picked up the patch, with what it says about where and which.
 pub fn applied_in(text: &str) -> Option<Applied> {
+    // The quote may use the words where a reply's own lines do not, a
+    // patch's notes mostly do not: then no sentence of them says applied.
+    if !MAY_SAY_APPLIED_OWN.is_match(text.as_bytes()) {
+        return None;
+    }
     let text = strip_signature(text);
     let listed = b4_listing(text);
     let commit = inline_commit(text);
@@ -634,6 +642,32 @@ mod tests {
 
     fn applied(text: &str) -> Option<Applied> {
         applied_reply(text)
+    }
+
+    /// The verbs' stems alone ("apply", "commit message", "queue") say
+    /// nothing; each past form the patterns take passes the word gate.
+    #[test]
+    fn only_the_verbs_past_forms_open_the_gate() {
+        let review = "Please apply the fix to the queue, and the commit message\nshould say why. I'd merge it then.\n";
+        assert!(!MAY_SAY_APPLIED_OWN.is_match(review.as_bytes()));
+        assert_eq!(applied(review), None);
+        for notice in [
+            "Applied to cgroup/for-6.11.",
+            "Thanks, queued.",
+            "Picked into vfs.fixes now!",
+            "Pushed to for-next.",
+            "Taken, thanks.",
+            "I took the patch into mm-hotfixes.",
+            "Merged into the tip tree.",
+            "Committed to for-next.",
+            "Folded into the original patch.",
+            "I added this to mm-new.",
+            "Fixed in mm-hotfixes.",
+            "I appled patches 1/5 and 2/5.",
+        ] {
+            assert!(MAY_SAY_APPLIED_OWN.is_match(notice.as_bytes()), "{notice}");
+            assert!(applied_in(notice).is_some(), "{notice}");
+        }
     }
 
     /// However the maintainer puts it.

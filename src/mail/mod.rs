@@ -453,7 +453,11 @@ pub(crate) fn collapse_ws(s: &str) -> String {
 
 /// LF line ends, no NULs, bounded size.
 pub(crate) fn normalise_text(s: String, problems: &mut Vec<String>) -> String {
-    // Most bodies need nothing: keep the String rather than copy it.
+    // Most bodies need nothing: keep the String rather than copy it (one
+    // vectorised pass tells).
+    if s.len() <= MAX_BODY_BYTES && memchr::memchr2(b'\r', b'\0', s.as_bytes()).is_none() {
+        return s;
+    }
     let mut out = if s.contains('\r') { s.replace("\r\n", "\n").replace('\r', "\n") } else { s };
     if out.contains('\0') {
         out = out.replace('\0', "");
