@@ -213,7 +213,8 @@ pub fn contains_ci(hay: &[u8], needle: &[u8]) -> bool {
     let upper = first.to_ascii_uppercase();
     let mut i = 0;
     while i + needle.len() <= hay.len() {
-        match hay[i..=hay.len() - needle.len()].iter().position(|&b| b == first || b == upper) {
+        // The first byte either way, found by a vectorised search.
+        match memchr::memchr2(first, upper, &hay[i..=hay.len() - needle.len()]) {
             None => return false,
             Some(p) => {
                 let s = i + p;
@@ -317,6 +318,21 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
 
 #[cfg(test)]
 mod tests {
+
+    /// Either case of the first byte, a match at either end, a needle
+    /// longer than the rest of the text, a non-letter first byte.
+    #[test]
+    fn case_insensitive_search() {
+        assert!(contains_ci(b"Tested-By: x", b"tested-by"));
+        assert!(contains_ci(b"the robot said PERF REGRESSION", b"perf regression"));
+        assert!(contains_ci(b"xxtTESTED", b"tested"));
+        assert!(contains_ci(b"a [PATCH v2] b", b"[patch v2]"));
+        assert!(contains_ci(b"anything", b""));
+        assert!(!contains_ci(b"test", b"tested"));
+        assert!(!contains_ci(b"t e s t e d", b"tested"));
+        assert!(!contains_ci(b"tested-bx", b"tested-by"));
+        assert!(!contains_ci(b"", b"a"));
+    }
 
     #[test]
     fn edit_distances() {
