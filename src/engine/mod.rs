@@ -52,7 +52,7 @@ pub use trees::{TreePass, TreeSpec};
 pub const BATCH_MESSAGES: usize = 1024;
 /// At most this many bytes of messages held for one transaction: memory
 /// stays flat however large the archive.
-pub const BATCH_BYTES: usize = 2 << 20;
+pub const BATCH_BYTES: usize = 1 << 20;
 
 /// What a run did.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]

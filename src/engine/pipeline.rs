@@ -122,10 +122,16 @@ pub(super) struct Chunk {
 /// Messages per chunk: enough to make the hand-off between threads cheap;
 /// and bytes, so a run of large reports does not make a large chunk.
 const CHUNK_MESSAGES: usize = 64;
-const CHUNK_BYTES: usize = 256 << 10;
-/// Chunks parsed ahead of the store: a batch's worth of bytes, so the
-/// workers go on while a batch is written.
-const QUEUED_CHUNKS: usize = super::BATCH_BYTES / CHUNK_BYTES;
+const CHUNK_BYTES: usize = 128 << 10;
+/// Chunks parsed ahead of the store: half a batch's worth of bytes, so
+/// the workers go on while a batch is written. Every stage's bytes add
+/// up at the import's peak, which comes with the robot's reports (tens
+/// to hundreds of KiB each, all kept): with a batch's worth here and two
+/// chunks queued a worker, at 256 KiB a chunk, an archive ending in the
+/// corpus's reports peaked 8 MiB higher, no faster.
+const QUEUED_CHUNKS: usize = super::BATCH_BYTES / CHUNK_BYTES / 2;
+/// Chunks read ahead of each parse worker.
+const READ_AHEAD: usize = 1;
 
 type WorkerInput = (u64, Vec<Envelope>, Vec<SourceError>);
 
@@ -190,8 +196,8 @@ pub(super) fn free_behind(spent: Spent) {
 const SPENT_QUEUED: usize = 2;
 
 /// Starts the reader thread and the parse workers. Memory stays bounded:
-/// the workers' shared queue holds two chunks a worker, each worker one in
-/// hand, and the merged queue [`QUEUED_CHUNKS`].
+/// the workers' shared queue holds [`READ_AHEAD`] chunks a worker, each
+/// worker one in hand, and the merged queue [`QUEUED_CHUNKS`].
 pub(super) fn spawn(
     open: Opener,
     cfg: ClassifyConfig,
@@ -214,7 +220,7 @@ pub(super) fn spawn_with(
     // One queue for all workers: whichever is free takes the next chunk,
     // so a slow chunk (a run of large reports) holds up one worker, not
     // every chunk dealt to it after.
-    let (in_tx, in_rx) = std::sync::mpsc::sync_channel::<WorkerInput>(2 * workers);
+    let (in_tx, in_rx) = std::sync::mpsc::sync_channel::<WorkerInput>(READ_AHEAD * workers);
     let in_rx = std::sync::Arc::new(std::sync::Mutex::new(in_rx));
     for w in 0..workers {
         let in_rx = in_rx.clone();
