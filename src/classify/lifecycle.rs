@@ -154,9 +154,13 @@ pub fn recognise(mail: &Mail, sender: Sender) -> Option<Signal> {
 }
 
 /// The words an applied notice uses, any case: one pass over the body
-/// tells most replies apart before their own lines are read.
+/// tells most replies apart before their own lines are read. Each of
+/// [`MAY_SAY_APPLIED_OWN`]'s words contains one of these ("fixed" for
+/// "Fixed in mm-hotfixes."), so nothing that gate lets through is
+/// stopped here.
 static MAY_SAY_APPLIED: LazyLock<regex::bytes::Regex> = LazyLock::new(|| {
-    regex::bytes::Regex::new(r"(?i)appl|queue|pick|push|merg|taken|took|fold|added|done|commit").expect("static regex")
+    regex::bytes::Regex::new(r"(?i)appl|queue|pick|push|merg|taken|took|fold|added|done|commit|fixed")
+        .expect("static regex")
 });
 
 /// The verbs as [`says_applied`] and [`applied_in`] take them (past
@@ -772,6 +776,28 @@ mod tests {
         let fixed =
             "On Mon, A wrote:\n> This fixes commit 1234567 (\"mm: x\").\n\nFixed in mm-hotfixes-unstable, thanks.\n";
         assert!(applied(fixed).is_some());
+    }
+
+    /// A maintainer's "Fixed in <branch>" is read whatever the quote
+    /// above it says: the word gate on the whole body takes "fixed" as
+    /// `applied_in` does (a quote without the other verbs' stems used to
+    /// stop it there).
+    #[test]
+    fn fixed_in_a_branch_passes_the_body_gate() {
+        let raw = "From: Maintainer <m@kernel.org>\nTo: list@vger.kernel.org\nSubject: Re: [PATCH] mm: x\n\
+                   Message-ID: <r1@kernel.org>\nIn-Reply-To: <p1@example.org>\n\n\
+                   On Mon, A wrote:\n> This stops the null dereference in foo().\n\n\
+                   Fixed in mm-hotfixes-unstable, thanks.\n";
+        let mail = crate::mail::parse(raw.as_bytes());
+        match recognise(&mail, Sender::Human) {
+            Some(Signal::Applied(a)) => assert!(a.phrase.starts_with("Fixed in mm-hotfixes-unstable"), "{a:?}"),
+            other => panic!("not read as applied: {other:?}"),
+        }
+        // The quote's words alone still say nothing.
+        let quoted = raw
+            .replace("Fixed in mm-hotfixes-unstable, thanks.", "Looks good to me.")
+            .replace("This stops", "Fixed in mm-hotfixes-unstable. This stops");
+        assert!(recognise(&crate::mail::parse(quoted.as_bytes()), Sender::Human).is_none());
     }
 
     /// "Done" answers a quoted request to apply or squash.
