@@ -18,6 +18,7 @@
 //! maintainers") and a test run ("we applied the patch on top of ... and")
 //! are no signal. Pure: no I/O.
 
+use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -133,7 +134,7 @@ pub fn recognise(mail: &Mail, sender: Sender) -> Option<Signal> {
     if subject_is_reply(&subject) {
         // The robot's people apply patches to test them; and most replies
         // use none of the words.
-        if matches!(sender, Sender::LkpTeam | Sender::Unknown) || !MAY_SAY_APPLIED.is_match(mail.body.as_bytes()) {
+        if matches!(sender, Sender::LkpTeam | Sender::Unknown) || !own_lines_may_say_applied(&mail.body) {
             return None;
         }
         return applied_reply(&mail.body).map(Signal::Applied);
@@ -153,22 +154,38 @@ pub fn recognise(mail: &Mail, sender: Sender) -> Option<Signal> {
     None
 }
 
-/// The words an applied notice uses, any case: one pass over the body
-/// tells most replies apart before their own lines are read. Each of
-/// [`MAY_SAY_APPLIED_OWN`]'s words contains one of these ("fixed" for
-/// "Fixed in mm-hotfixes."), so nothing that gate lets through is
-/// stopped here.
-static MAY_SAY_APPLIED: LazyLock<regex::bytes::Regex> = LazyLock::new(|| {
-    regex::bytes::Regex::new(r"(?i)appl|queue|pick|push|merg|taken|took|fold|added|done|commit|fixed")
+/// Whether a line of `body` outside the quotes uses one of
+/// [`MAY_SAY_APPLIED_OWN`]'s words: the lines [`applied_reply`] reads are
+/// some of these (it stops at a signature, a diff or [`OWN_LIMIT`], and
+/// takes text below an Outlook separator as quoted), so a body without
+/// one says nothing it finds. Most replies use the words only in what
+/// they quote. One search of the lower-cased body for the words as
+/// literals, then each hit's line checked for quote markers.
+fn own_lines_may_say_applied(body: &str) -> bool {
+    static WORDS: LazyLock<regex::bytes::Regex> = LazyLock::new(|| {
+        regex::bytes::Regex::new(
+            "applied|appled|queued|picked|pushed|taken|took|merged|committed|folded|added|done|fixed",
+        )
         .expect("static regex")
-});
+    });
+    let lower = body.as_bytes().to_ascii_lowercase();
+    WORDS.find_iter(&lower).any(|m| {
+        // Lower-casing keeps every byte where it was; the word starts
+        // with an ASCII letter, its line after a newline.
+        let line = memchr::memrchr(b'\n', &lower[..m.start()]).map_or(0, |i| i + 1);
+        quote::split_line(&body[line..m.start()]).0 == 0
+    })
+    // Under `(?i)` "k" also matches the Kelvin sign and "s" the long s
+    // (as `text::may_contain_ci` has it).
+    || crate::text::has_folding_letters(body)
+}
 
 /// The verbs as [`says_applied`] and [`applied_in`] take them (past
 /// forms only: "applied", not "apply" or "application"; "committed", not
 /// "commit message"), "fixed" ("Fixed in mm-hotfixes.") and "done": every
 /// phrase they match contains one of these, so own lines with none say
 /// nothing [`applied_reply`] finds, and most of a review's own lines use
-/// [`MAY_SAY_APPLIED`]'s stems but none of these.
+/// the verbs' stems ("apply", "commit message") but none of these.
 static MAY_SAY_APPLIED_OWN: LazyLock<regex::bytes::Regex> = LazyLock::new(|| {
     regex::bytes::Regex::new(
         r"(?i)applied|appled|queued|picked|pushed|taken|took|merged|committed|folded|added|done|fixed",
@@ -176,8 +193,14 @@ static MAY_SAY_APPLIED_OWN: LazyLock<regex::bytes::Regex> = LazyLock::new(|| {
     .expect("static regex")
 });
 
-fn collapse(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+/// `s` with its white space collapsed to single spaces; parsed mail's
+/// subjects already are (`mail::collapse_ws`), and are borrowed.
+fn collapse(s: &str) -> Cow<'_, str> {
+    if crate::mail::is_collapsed(s) {
+        Cow::Borrowed(s)
+    } else {
+        Cow::Owned(s.split_whitespace().collect::<Vec<_>>().join(" "))
+    }
 }
 
 fn re(pattern: &str) -> Regex {
@@ -274,6 +297,10 @@ fn mm_commit(subject: &str, body: &str) -> Option<Signal> {
         LazyLock::new(|| re(r"^\+ \S+\.patch added to (?:the )?(?:-mm )?(\S+?)(?: branch| tree)?$"));
     static MERGED: LazyLock<Regex> = LazyLock::new(|| re(r"^\[merged ([^\]]+)\] \S+\.patch removed from -mm tree$"));
     static TITLED: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)patch titled\s*\n\s*Subject:\s*(.+)$"));
+    // What both subjects start with: most mail is neither.
+    if !subject.starts_with("+ ") && !subject.starts_with("[merged ") {
+        return None;
+    }
     let (tree, queued) = if let Some(c) = ADDED.captures(subject) {
         (c.get(1)?.as_str().to_string(), true)
     } else if let Some(c) = MERGED.captures(subject) {
@@ -298,6 +325,10 @@ fn stable(subject: &str, body: &str) -> Option<Signal> {
     static REVIEW: LazyLock<Regex> = LazyLock::new(|| re(r"^\[PATCH (\d+\.\d+)(?:\.\d+)? \d+/\d+\]\s*(.+)$"));
     static UPSTREAM: LazyLock<Regex> =
         LazyLock::new(|| re(r"(?mi)^\s*(?:\[\s*)?(?:upstream )?commit:?\s+([0-9a-f]{12,40})\b(?:\s+upstream)?"));
+    // What the three subjects start with: most mail is none of them.
+    if !subject.starts_with("Patch \"") && !subject.starts_with("[PATCH ") {
+        return None;
+    }
     let (tree, title) = if let Some(c) = ADDED.captures(subject) {
         (c.get(2)?.as_str().to_string(), c.get(1)?.as_str())
     } else if let Some(c) = AUTOSEL.captures(subject) {
@@ -798,6 +829,17 @@ mod tests {
             .replace("Fixed in mm-hotfixes-unstable, thanks.", "Looks good to me.")
             .replace("This stops", "Fixed in mm-hotfixes-unstable. This stops");
         assert!(recognise(&crate::mail::parse(quoted.as_bytes()), Sender::Human).is_none());
+    }
+
+    /// The body gate reads only the lines outside the quotes, any case.
+    #[test]
+    fn the_body_gate_reads_own_lines() {
+        assert!(!own_lines_may_say_applied("On Mon, A wrote:\n> Applied to for-next.\n>> merged\n\nLooks good.\n"));
+        assert!(own_lines_may_say_applied("> Looks good?\n\nThanks, QUEUED.\n"));
+        assert!(own_lines_may_say_applied("Applied"));
+        assert!(!own_lines_may_say_applied("Please apply it to the queue.\n"));
+        // `(?i)` takes the Kelvin sign for "k": "ta\u{212A}en" may say taken.
+        assert!(own_lines_may_say_applied("ta\u{212A}en, thanks\n"));
     }
 
     /// "Done" answers a quoted request to apply or squash.

@@ -486,6 +486,9 @@ fn attributions(sents: &[Sentence], people: &People) -> Vec<(usize, Addressee)> 
     sents
         .iter()
         .filter_map(|s| {
+            if !ends_like_an_attribution(&s.text) {
+                return None;
+            }
             let who = ATTRIBUTION.captures(&s.text)?.name("who")?.as_str().trim();
             // "On Wed, Dec 4, 2019 at 7:53 PM Dmitry Torokhov wrote:": the
             // name follows the date.
@@ -510,6 +513,18 @@ fn attributions(sents: &[Sentence], people: &People) -> Vec<(usize, Addressee)> 
             Some((s.start, to))
         })
         .collect()
+}
+
+/// Whether `sentence` ends as [`ATTRIBUTION`] needs it to, with its verb
+/// and at most a colon: the pattern's own search, run on every sentence,
+/// costs more than the rest of the request's reading, and few sentences
+/// are attributions. (Looser than the pattern: it decides; a long s,
+/// which `(?i)` takes for "s", lets the sentence through.)
+fn ends_like_an_attribution(sentence: &str) -> bool {
+    let t = sentence.trim_end().trim_end_matches([':', '：']).trim_end();
+    ["wrote", "writes", "写道", "pisze", "crit", "schrieb", "bió", "biÓ"].iter().any(|w| {
+        t.len() >= w.len() && t.is_char_boundary(t.len() - w.len()) && t[t.len() - w.len()..].eq_ignore_ascii_case(w)
+    }) || crate::text::has_folding_letters(t)
 }
 
 /// Whom sentence `s` is put to: the name it calls, else the robot if it
@@ -618,6 +633,24 @@ mod tests {
 
     fn asks(text: &str) -> bool {
         extract(text, &[], &people()).is_some()
+    }
+
+    /// Only a sentence ending in an attribution's verb is searched for one.
+    #[test]
+    fn attribution_gate() {
+        for yes in [
+            "On Mon, Jan 1, 2024 at 9:00 AM Oliver Sang wrote:",
+            "Oliver Sang <oliver.sang@intel.com> writes:",
+            "Le lun., X a écrit :",
+            "Am Mo., X schrieb:",
+            "X 写道：",
+        ] {
+            assert!(ends_like_an_attribution(yes), "{yes}");
+            assert!(ATTRIBUTION.is_match(yes), "{yes}");
+        }
+        for no in ["I wrote a fix for it.", "Thanks for the report"] {
+            assert!(!ends_like_an_attribution(no), "{no}");
+        }
     }
 
     #[test]

@@ -441,6 +441,10 @@ pub fn deobfuscate_address(s: &str) -> Option<String> {
 }
 
 pub(crate) fn collapse_ws(s: &str) -> String {
+    // Most names and subjects are collapsed already: one copy.
+    if is_collapsed(s) {
+        return s.to_string();
+    }
     let mut out = String::with_capacity(s.len());
     for word in s.split_whitespace() {
         if !out.is_empty() {
@@ -449,6 +453,26 @@ pub(crate) fn collapse_ws(s: &str) -> String {
         out.push_str(word);
     }
     out
+}
+
+/// Whether `s` is what [`collapse_ws`] makes of it: words (as
+/// `split_whitespace` cuts them) with one space between them.
+pub(crate) fn is_collapsed(s: &str) -> bool {
+    // After a space, or at the start: a space there is one too many.
+    let mut after_space = true;
+    for c in s.chars() {
+        if c == ' ' {
+            if after_space {
+                return false;
+            }
+            after_space = true;
+        } else if c.is_whitespace() {
+            return false;
+        } else {
+            after_space = false;
+        }
+    }
+    !after_space || s.is_empty()
 }
 
 /// LF line ends, no NULs, bounded size.
@@ -514,6 +538,9 @@ mod tests {
         assert_eq!(collapse_ws("  [PATCH v2]\t mm:\r\n  fix\u{a0}\u{b}it  "), "[PATCH v2] mm: fix it");
         assert_eq!(collapse_ws(" \t\n"), "");
         assert_eq!(collapse_ws("one"), "one");
+        for s in ["", "one", "a b", " a", "a ", "a  b", "a\tb", "a\u{a0}b", "Zoë Kim", "[PATCH v2] mm: x"] {
+            assert_eq!(is_collapsed(s), collapse_ws(s) == s, "{s:?}");
+        }
     }
 
     #[test]
