@@ -68,7 +68,7 @@ fn command_mail(name: &str, body: &str) -> Incoming {
     );
     let m = lkpbot::mail::parse(raw.as_bytes());
     let c = classify(&m, &ClassifyConfig::default());
-    Incoming::new(&m, c)
+    Incoming::new(m, c)
 }
 
 fn world() -> World {
@@ -235,7 +235,8 @@ fn the_retest_request_the_reminder_and_the_verdict() {
             date(NOW - 600)
         );
         let m = lkpbot::mail::parse(raw.as_bytes());
-        Incoming::new(&m, classify(&m, &ClassifyConfig::default()))
+        let c = classify(&m, &ClassifyConfig::default());
+        Incoming::new(m, c)
     };
     let verdict = render::verdict(
         "jane@example.org",

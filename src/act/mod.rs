@@ -204,7 +204,7 @@ mod tests {
         let mut c = crate::classify::classify(&m, &ClassifyConfig::default());
         c.kind = Kind::Command;
         c.commands = commands::parse(&m.body);
-        Incoming::new(&m, c)
+        Incoming::new(m, c)
     }
 
     /// Who may do what: each row a sender, a command, and the events it

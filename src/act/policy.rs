@@ -602,7 +602,7 @@ mod tests {
         );
         let m = crate::mail::parse(raw.as_bytes());
         let c = crate::classify::classify(&m, &ClassifyConfig::default());
-        Incoming::new(&m, c)
+        Incoming::new(m, c)
     }
 
     /// The headers vger adds to its copy of every mail.

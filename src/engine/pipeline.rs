@@ -105,7 +105,7 @@ pub fn prepare(raw: &[u8], original_len: u64, cfg: &ClassifyConfig) -> Option<In
     catch_unwind(AssertUnwindSafe(|| {
         let m = mail::parse_truncated(raw, original_len);
         let c = classify::classify(&m, cfg);
-        Incoming::new(&m, c)
+        Incoming::new(m, c)
     }))
     .ok()
 }

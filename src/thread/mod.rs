@@ -144,9 +144,10 @@ pub enum Decision {
 }
 
 impl Incoming {
-    /// Takes what threading needs from a parsed and classified message.
-    pub fn new(mail: &Mail, mut classified: Classified) -> Incoming {
-        let mut problems: Vec<String> = mail.problems.clone();
+    /// Takes what threading needs from a parsed and classified message,
+    /// moving the mail's fields rather than copying them.
+    pub fn new(mut mail: Mail, mut classified: Classified) -> Incoming {
+        let mut problems: Vec<String> = std::mem::take(&mut mail.problems);
         problems.extend(classified.problems.iter().cloned());
         // The classifier read it already, outside the reply's tables.
         let prose_verdict = if classified.retests.is_empty() { classified.prose_verdict } else { None };
@@ -184,20 +185,28 @@ impl Incoming {
             commits.dedup();
             subject_key = keys::subject_key(&mail.subject);
         }
+        let ancestors = mail.ancestors().into_iter().cloned().collect();
+        let new_version = lifecycle::new_version(&mail.subject);
+        let lower_case = |a: crate::mail::Address| {
+            a.email.map(|mut e| {
+                e.make_ascii_lowercase();
+                e
+            })
+        };
         Incoming {
-            message_id: mail.message_id.clone(),
-            ancestors: mail.ancestors().into_iter().cloned().collect(),
-            subject: mail.subject.clone(),
             from: mail.from_email(),
-            from_name: mail.from_name().map(str::to_string),
-            to: mail.to.iter().filter_map(crate::mail::Address::email_lc).collect(),
-            cc: mail.cc.iter().filter_map(crate::mail::Address::email_lc).collect(),
-            references: mail.references.clone(),
+            from_name: mail.from.and_then(|a| a.name),
+            message_id: mail.message_id,
+            ancestors,
+            subject: mail.subject,
+            to: mail.to.into_iter().filter_map(lower_case).collect(),
+            cc: mail.cc.into_iter().filter_map(lower_case).collect(),
+            references: mail.references,
             safety: Safety {
                 auto_submitted: mail.auto_submitted.is_some(),
-                precedence: mail.precedence.clone(),
+                precedence: mail.precedence,
                 list_copy: mail.list_copy,
-                return_path: mail.return_path.clone(),
+                return_path: mail.return_path,
                 delivery_report: mail.delivery_report,
             },
             date: mail.date,
@@ -210,7 +219,7 @@ impl Incoming {
             problems,
             auth: Auth::default(),
             withheld: None,
-            new_version: lifecycle::new_version(&mail.subject),
+            new_version,
         }
     }
 
