@@ -80,12 +80,13 @@ pub struct PatchTag {
 }
 
 pub fn patch_tag(subject: &str) -> Option<PatchTag> {
+    // ASCII word boundaries: a Unicode one makes the fast engine give up
+    // on any non-ASCII subject.
     static TAG: LazyLock<Regex> =
-        LazyLock::new(|| crate::text::regex(r"(?i)\[([^\]]*\bPATCH(?:v\d+)?\b[^\]]*)\]").expect("static regex"));
+        LazyLock::new(|| Regex::new(r"(?i)\[([^\]]*(?-u:\b)PATCH(?:v\d+)?(?-u:\b)[^\]]*)\]").expect("static regex"));
     static VERSION: LazyLock<Regex> =
-        LazyLock::new(|| crate::text::regex(r"(?i)^(?:patch)?v(\d{1,3})$").expect("static regex"));
-    static PLACE: LazyLock<Regex> =
-        LazyLock::new(|| crate::text::regex(r"^(\d{1,4})/(\d{1,4})$").expect("static regex"));
+        LazyLock::new(|| Regex::new(r"(?i)^(?:patch)?v(\d{1,3})$").expect("static regex"));
+    static PLACE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^(\d{1,4})/(\d{1,4})$").expect("static regex"));
     let inner = TAG.captures(subject)?.get(1)?.as_str();
     let mut tag = PatchTag { version: 1, ..PatchTag::default() };
     for t in inner.split([' ', ',', '\t']).filter(|t| !t.is_empty()) {
