@@ -162,12 +162,8 @@ pub fn recognise(mail: &Mail, sender: Sender) -> Option<Signal> {
 /// they quote. One search of the lower-cased body for the words as
 /// literals, then each hit's line checked for quote markers.
 fn own_lines_may_say_applied(body: &str) -> bool {
-    static WORDS: LazyLock<regex::bytes::Regex> = LazyLock::new(|| {
-        regex::bytes::Regex::new(
-            "applied|appled|queued|picked|pushed|taken|took|merged|committed|folded|added|done|fixed",
-        )
-        .expect("static regex")
-    });
+    static WORDS: LazyLock<regex::bytes::Regex> =
+        LazyLock::new(|| regex::bytes::Regex::new(APPLIED_WORDS).expect("static regex"));
     let lower = body.as_bytes().to_ascii_lowercase();
     WORDS.find_iter(&lower).any(|m| {
         // Lower-casing keeps every byte where it was; the word starts
@@ -186,21 +182,15 @@ fn own_lines_may_say_applied(body: &str) -> bool {
 /// phrase they match contains one of these, so own lines with none say
 /// nothing [`applied_reply`] finds, and most of a review's own lines use
 /// the verbs' stems ("apply", "commit message") but none of these.
-static MAY_SAY_APPLIED_OWN: LazyLock<regex::bytes::Regex> = LazyLock::new(|| {
-    regex::bytes::Regex::new(
-        r"(?i)applied|appled|queued|picked|pushed|taken|took|merged|committed|folded|added|done|fixed",
-    )
-    .expect("static regex")
-});
+static MAY_SAY_APPLIED_OWN: LazyLock<regex::bytes::Regex> =
+    LazyLock::new(|| regex::bytes::Regex::new(&format!("(?i){APPLIED_WORDS}")).expect("static regex"));
+/// [`MAY_SAY_APPLIED_OWN`]'s words, lower-case.
+const APPLIED_WORDS: &str = "applied|appled|queued|picked|pushed|taken|took|merged|committed|folded|added|done|fixed";
 
 /// `s` with its white space collapsed to single spaces; parsed mail's
 /// subjects already are (`mail::collapse_ws`), and are borrowed.
 fn collapse(s: &str) -> Cow<'_, str> {
-    if crate::mail::is_collapsed(s) {
-        Cow::Borrowed(s)
-    } else {
-        Cow::Owned(s.split_whitespace().collect::<Vec<_>>().join(" "))
-    }
+    if crate::mail::is_collapsed(s) { Cow::Borrowed(s) } else { Cow::Owned(crate::mail::collapse_ws(s)) }
 }
 
 fn re(pattern: &str) -> Regex {
