@@ -188,6 +188,31 @@ fn raw_bytes_only_for_case_messages_and_waiting_replies() {
     });
 }
 
+/// Bytes inserted in one go come back each under its own id, however
+/// many fill the statement up (five rows go as eight, the last repeated
+/// with no bytes), and a message kept already keeps its bytes.
+#[test]
+fn raw_bytes_inserted_together_stay_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    for at in backends(dir.path()) {
+        block_on(async {
+            let mut store = Store::connect(&at).await.unwrap();
+            let ids: Vec<MessageId> = (0..5).map(|i| MessageId::new(&format!("m{i}@x")).unwrap()).collect();
+            let bytes: Vec<Vec<u8>> = (0..5).map(|i| format!("message {i}\n").repeat(i + 1).into_bytes()).collect();
+            let mut tx = store.begin().await.unwrap();
+            tx.insert_messages(ids.iter().map(|id| row(id.as_str())).collect()).await.unwrap();
+            tx.insert_raw(&[(&ids[0], b"kept first".as_slice())]).await.unwrap();
+            let all: Vec<(&MessageId, &[u8])> = ids.iter().zip(&bytes).map(|(id, b)| (id, b.as_slice())).collect();
+            tx.insert_raw(&all).await.unwrap();
+            tx.commit().await.unwrap();
+            assert_eq!(store.raw_message(&ids[0]).await.unwrap().as_deref(), Some(b"kept first".as_slice()), "{at:?}");
+            for (id, b) in ids.iter().zip(&bytes).skip(1) {
+                assert_eq!(store.raw_message(id).await.unwrap().as_ref(), Some(b), "{id} on {at:?}");
+            }
+        });
+    }
+}
+
 /// The checksums the idempotency tests compare do see a changed value.
 #[test]
 fn table_stats_see_every_change() {
