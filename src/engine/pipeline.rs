@@ -115,6 +115,8 @@ pub fn prepare(raw: &[u8], original_len: u64, cfg: &ClassifyConfig) -> Option<In
 /// others each name a message that could not be read).
 pub(super) struct Chunk {
     pub seq: u64,
+    /// What its items weigh against [`QUEUED_WEIGHT`].
+    pub weight: usize,
     pub items: Vec<Item>,
     pub errors: Vec<SourceError>,
 }
@@ -123,15 +125,97 @@ pub(super) struct Chunk {
 /// and bytes, so a run of large reports does not make a large chunk.
 const CHUNK_MESSAGES: usize = 64;
 const CHUNK_BYTES: usize = 128 << 10;
-/// Chunks parsed ahead of the store: half a batch's worth of bytes, so
-/// the workers go on while a batch is written. Every stage's bytes add
-/// up at the import's peak, which comes with the robot's reports (tens
-/// to hundreds of KiB each, all kept): with a batch's worth here and two
-/// chunks queued a worker, at 256 KiB a chunk, an archive ending in the
-/// corpus's reports peaked 8 MiB higher, no faster.
-const QUEUED_CHUNKS: usize = super::BATCH_BYTES / CHUNK_BYTES / 2;
+/// Chunks parsed ahead of the store, at most; and what they may weigh
+/// together ([`Item::weight`]: the bytes kept, the rest nearly nothing),
+/// at most. The count lets the workers go on through the whole of a
+/// batch's transaction: with four chunks (about sixty messages of list
+/// traffic) they stopped early in every batch while a core idled, and
+/// with thirty-two the cgroups list imports 4% faster, eight copies of
+/// it 10%. The weight keeps the import's peak where it was: that comes
+/// with the robot's reports (tens to hundreds of KiB each, all kept),
+/// which it holds to a dozen chunks where a count alone would let
+/// thirty-two queue (4 MiB more at the peak of eight copies).
+const QUEUED_CHUNKS: usize = 32;
+const QUEUED_WEIGHT: usize = super::BATCH_BYTES * 3 / 2;
 /// Chunks read ahead of each parse worker.
 const READ_AHEAD: usize = 1;
+
+/// The parsed chunks on their way to the store, in whatever order the
+/// workers finish them: at most [`QUEUED_CHUNKS`] of them, weighing at
+/// most [`QUEUED_WEIGHT`] (or one chunk, whatever it weighs). Dropping it
+/// stops the workers and then the reader.
+pub(super) struct Chunks {
+    rx: tokio::sync::mpsc::Receiver<Chunk>,
+    budget: std::sync::Arc<Budget>,
+}
+
+impl Chunks {
+    pub async fn recv(&mut self) -> Option<Chunk> {
+        let chunk = self.rx.recv().await?;
+        self.budget.give(chunk.weight);
+        Some(chunk)
+    }
+
+    #[cfg(test)]
+    fn blocking_recv(&mut self) -> Option<Chunk> {
+        let chunk = self.rx.blocking_recv()?;
+        self.budget.give(chunk.weight);
+        Some(chunk)
+    }
+}
+
+impl Drop for Chunks {
+    fn drop(&mut self) {
+        self.budget.close();
+    }
+}
+
+/// The weight of the chunks queued for the store, which a worker waits on
+/// before it queues one more.
+struct Budget {
+    /// The weight queued, and whether the store side is gone.
+    state: std::sync::Mutex<(usize, bool)>,
+    given: std::sync::Condvar,
+    cap: usize,
+}
+
+impl Budget {
+    fn new(cap: usize) -> Budget {
+        Budget { state: std::sync::Mutex::new((0, false)), given: std::sync::Condvar::new(), cap }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, (usize, bool)> {
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Waits until `weight` fits (an empty queue takes any chunk) and
+    /// counts it; false once the store side is gone.
+    fn take(&self, weight: usize) -> bool {
+        let mut st = self.lock();
+        while !st.1 && st.0 > 0 && st.0 + weight > self.cap {
+            st = self.given.wait(st).unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+        st.0 += weight;
+        !st.1
+    }
+
+    fn give(&self, weight: usize) {
+        let mut st = self.lock();
+        st.0 = st.0.saturating_sub(weight);
+        self.given.notify_all();
+    }
+
+    fn close(&self) {
+        self.lock().1 = true;
+        self.given.notify_all();
+    }
+}
+
+/// Queues a parsed chunk for the store once its weight fits; false when
+/// the store side is gone.
+fn queue(out: &tokio::sync::mpsc::Sender<Chunk>, budget: &Budget, chunk: Chunk) -> bool {
+    budget.take(chunk.weight) && out.blocking_send(chunk).is_ok()
+}
 
 type WorkerInput = (u64, Vec<Envelope>, Vec<SourceError>);
 
@@ -197,11 +281,8 @@ const SPENT_QUEUED: usize = 2;
 
 /// Starts the reader thread and the parse workers. Memory stays bounded:
 /// the workers' shared queue holds [`READ_AHEAD`] chunks a worker, each
-/// worker one in hand, and the merged queue [`QUEUED_CHUNKS`].
-pub(super) fn spawn(
-    open: Opener,
-    cfg: ClassifyConfig,
-) -> (tokio::sync::mpsc::Receiver<Chunk>, Vec<std::thread::JoinHandle<()>>) {
+/// worker one in hand, and the merged queue what [`Chunks`] says.
+pub(super) fn spawn(open: Opener, cfg: ClassifyConfig) -> (Chunks, Vec<std::thread::JoinHandle<()>>) {
     spawn_with(open, cfg, &start_thread)
 }
 
@@ -212,10 +293,11 @@ pub(super) fn spawn_with(
     open: Opener,
     cfg: ClassifyConfig,
     start: Start<'_>,
-) -> (tokio::sync::mpsc::Receiver<Chunk>, Vec<std::thread::JoinHandle<()>>) {
+) -> (Chunks, Vec<std::thread::JoinHandle<()>>) {
     // Two parse workers keep one store busy; more only add memory.
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 2);
     let (out_tx, out_rx) = tokio::sync::mpsc::channel::<Chunk>(QUEUED_CHUNKS);
+    let budget = std::sync::Arc::new(Budget::new(QUEUED_WEIGHT));
     let mut threads = Vec::new();
     // One queue for all workers: whichever is free takes the next chunk,
     // so a slow chunk (a run of large reports) holds up one worker, not
@@ -226,6 +308,7 @@ pub(super) fn spawn_with(
         let in_rx = in_rx.clone();
         let out = out_tx.clone();
         let cfg = cfg.clone();
+        let budget = budget.clone();
         let worker = Box::new(move || {
             loop {
                 // A worker that panicked holding the lock left the queue
@@ -233,7 +316,7 @@ pub(super) fn spawn_with(
                 let next = in_rx.lock().unwrap_or_else(std::sync::PoisonError::into_inner).recv();
                 let Ok((seq, envs, errors)) = next else { return };
                 // A closed queue means the store side stopped: stop too.
-                if out.blocking_send(parse_chunk(seq, envs, errors, &cfg)).is_err() {
+                if !queue(&out, &budget, parse_chunk(seq, envs, errors, &cfg)) {
                     return;
                 }
             }
@@ -248,11 +331,12 @@ pub(super) fn spawn_with(
     let direct = threads.is_empty().then(|| out_tx.clone());
     let input = (!threads.is_empty()).then_some(in_tx);
     let report = out_tx;
+    let reader_budget = budget.clone();
     let reader = Box::new(move || {
         let mut seq = 0u64;
         let mut send = |envs: Vec<Envelope>, errors: Vec<SourceError>| -> bool {
             let ok = match (&direct, &input) {
-                (Some(out), _) => out.blocking_send(parse_chunk(seq, envs, errors, &cfg)).is_ok(),
+                (Some(out), _) => queue(out, &reader_budget, parse_chunk(seq, envs, errors, &cfg)),
                 (None, Some(input)) => input.send((seq, envs, errors)).is_ok(),
                 (None, None) => false,
             };
@@ -299,15 +383,18 @@ pub(super) fn spawn_with(
         Err(e) => {
             // The queue is empty and has room: the engine reads this error
             // as the source's end.
-            let _ = report.try_send(Chunk { seq: 0, items: Vec::new(), errors: vec![SourceError::Thread(e)] });
+            let _ =
+                report.try_send(Chunk { seq: 0, weight: 0, items: Vec::new(), errors: vec![SourceError::Thread(e)] });
         }
     }
-    (out_rx, threads)
+    (Chunks { rx: out_rx, budget }, threads)
 }
 
 /// Prepares the messages of one chunk.
 fn parse_chunk(seq: u64, envs: Vec<Envelope>, errors: Vec<SourceError>, cfg: &ClassifyConfig) -> Chunk {
-    Chunk { seq, items: envs.into_iter().map(|e| Item::new(e, cfg)).collect(), errors }
+    let items: Vec<Item> = envs.into_iter().map(|e| Item::new(e, cfg)).collect();
+    let weight = items.iter().map(Item::weight).sum();
+    Chunk { seq, weight, items, errors }
 }
 
 /// The row of a message read at `fetched_at`; `settled` is decided when it
@@ -371,6 +458,37 @@ mod tests {
         assert!(freed_behind, "never freed on its own thread");
     }
 
+    /// A chunk waits while the queue's weight would pass the cap, a queue
+    /// holding nothing takes any chunk, and a closed budget lets a waiting
+    /// worker go with `false` (it would otherwise wait for ever once the
+    /// store side stopped).
+    #[test]
+    fn the_queue_is_bounded_by_weight() {
+        let b = std::sync::Arc::new(Budget::new(100));
+        assert!(b.take(300), "an empty queue takes a chunk over the cap");
+        b.give(300);
+        assert!(b.take(60));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let waiter = {
+            let b = b.clone();
+            std::thread::spawn(move || tx.send(b.take(60)).unwrap())
+        };
+        let waited = rx.recv_timeout(std::time::Duration::from_millis(200));
+        assert!(waited.is_err(), "60 + 60 over a cap of 100 went through");
+        b.give(60);
+        assert!(rx.recv_timeout(std::time::Duration::from_secs(10)).unwrap());
+        waiter.join().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let waiter = {
+            let b = b.clone();
+            std::thread::spawn(move || tx.send(b.take(60)).unwrap())
+        };
+        assert!(rx.recv_timeout(std::time::Duration::from_millis(200)).is_err());
+        b.close();
+        assert!(!rx.recv_timeout(std::time::Duration::from_secs(10)).unwrap(), "closed, yet taken");
+        waiter.join().unwrap();
+    }
+
     fn source(n: usize) -> Opener {
         Box::new(move || {
             let msgs: Vec<Result<Envelope, SourceError>> = (0..n)
@@ -384,7 +502,7 @@ mod tests {
     }
 
     /// Every chunk the pipeline hands back, in source order.
-    fn drain(mut rx: tokio::sync::mpsc::Receiver<Chunk>, threads: Vec<std::thread::JoinHandle<()>>) -> Vec<Chunk> {
+    fn drain(mut rx: Chunks, threads: Vec<std::thread::JoinHandle<()>>) -> Vec<Chunk> {
         let mut out = Vec::new();
         while let Some(c) = rx.blocking_recv() {
             out.push(c);
