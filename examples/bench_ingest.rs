@@ -43,6 +43,10 @@ use lkpbot::classify::ClassifyConfig;
 use lkpbot::engine::{Engine, Settings};
 use lkpbot::store::Store;
 
+// The binary's allocator and its options: (b) times what `lkpbot ingest` does.
+#[path = "../src/alloc.rs"]
+mod alloc;
+
 const DEFAULT_TOTAL: usize = 200_000;
 /// 2027-01-15: after every message of the corpus.
 const NOW: i64 = 1_800_000_000;
