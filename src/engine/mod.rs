@@ -370,7 +370,7 @@ impl Engine {
                 plain.rows.push(row);
                 if !waits.is_empty() {
                     plain.deps.extend(waits.into_iter().map(|k| (k, message_id.clone())));
-                    plain.raws.push((message_id.clone(), raw));
+                    plain.raws.push((message_id.clone(), kept_bytes(&inc, raw)));
                 }
                 if plain.unseen.contains(&message_id) || th.tx.may_have_dependents(&keys::dep_message(&message_id)) {
                     plain.ids.push(message_id);
@@ -380,7 +380,7 @@ impl Engine {
             }
             // Its row and bytes go in with the plain messages before it.
             plain.rows.push(row);
-            plain.raws.push((message_id.clone(), raw));
+            plain.raws.push((message_id.clone(), kept_bytes(&inc, raw)));
             plain.flush(&mut th).await?;
             if let Some(a) = auths.remove(&i) {
                 inc.auth = a;
@@ -460,6 +460,21 @@ impl Engine {
         self.touched.clear();
         Ok(swept)
     }
+}
+
+/// What the store keeps of a message's bytes to thread it again: list
+/// traffic (unrelated mail: most of what waits) without the trace of its
+/// way here, which reading it again never looks at (its sender, when
+/// verified, was verified before this); the rest as it came.
+fn kept_bytes(inc: &crate::thread::Incoming, raw: Vec<u8>) -> Vec<u8> {
+    if inc.kind() != Kind::Unrelated {
+        return raw;
+    }
+    let trimmed = match crate::mail::without_trace_headers(&raw) {
+        std::borrow::Cow::Owned(t) => Some(t),
+        std::borrow::Cow::Borrowed(_) => None,
+    };
+    trimmed.unwrap_or(raw)
 }
 
 /// The patch key of a later version of a patch that moves nothing else

@@ -9,6 +9,7 @@
 mod bare;
 pub mod quote;
 mod raw_headers;
+mod trace;
 
 use crate::model::MessageId;
 use mail_parser::{Address as MpAddress, HeaderName, MessageParser, MimeHeaders};
@@ -16,6 +17,8 @@ use serde::Serialize;
 use std::borrow::Cow;
 use std::collections::{HashSet, VecDeque};
 use std::sync::LazyLock;
+
+pub use trace::without_trace_headers;
 
 /// The text body is cut at this many bytes: reports are far smaller, and a
 /// giant part must not make classification slow.
