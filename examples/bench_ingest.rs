@@ -34,6 +34,19 @@
 //! OUT.mbox exists, then runs the rounds over it (one by default: a
 //! round takes minutes). `bench_web OUT.db` then serves the store the
 //! last round leaves beside OUT.mbox.
+//!
+//! The copies of `--million` differ only in their Message-IDs, so every
+//! copy reports the same commits and posts the same patches under the
+//! same subjects: each copy's report and each later version of a patch
+//! belongs in the cases of every other copy, and the threading those
+//! cross-copy cases need grows with the square of the copies (the worst
+//! case; twenty real lists share far less). `--million-distinct` builds
+//! the same archive with each copy made a list of its own: besides its
+//! ids, every commit id it names (a hex word of 7 to 40 digits with a
+//! letter and a digit) has its first two digits shifted by the copy, and
+//! its patches' subjects end in ` (cN)` (a robot's subject names a commit
+//! already, and some are read up to their end), so copies share no commit, subject or
+//! patch key, while the text the classifier reads stays as it was.
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -63,7 +76,9 @@ fn main() {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut rounds = ROUNDS;
     let mut keep_store: Option<PathBuf> = None;
-    let mbox = if args.get(1).map(String::as_str) == Some("--million") {
+    let million = args.get(1).map(String::as_str).filter(|a| *a == "--million" || *a == "--million-distinct");
+    let mbox = if let Some(flag) = million {
+        let distinct = flag == "--million-distinct";
         let cgroups = PathBuf::from(args.get(2).expect("--million CGROUPS.mbox OUT.mbox"));
         let out = PathBuf::from(args.get(3).expect("--million CGROUPS.mbox OUT.mbox"));
         rounds = args.get(4).and_then(|r| r.parse().ok()).unwrap_or(1);
@@ -71,7 +86,7 @@ fn main() {
         if !out.exists() {
             let t = Instant::now();
             let corpus = [DEFAULT_CORPUS, "../shared/corpus/lkp-lifecycle.mbox"];
-            let written = build_million(&cgroups, &corpus, &out, copies);
+            let written = build_million(&cgroups, &corpus, &out, copies, distinct);
             println!("archive: {written} messages built in {:.1}s", t.elapsed().as_secs_f64());
         }
         let size = std::fs::metadata(&out).map(|m| m.len()).expect("the archive is readable");
@@ -362,7 +377,7 @@ const COPIES: usize = 28;
 
 /// Writes the million archive (see the module doc) with `copies` suffixed
 /// copies of the list; returns how many messages it holds.
-fn build_million(list: &Path, corpus: &[&str], out: &Path, copies: usize) -> usize {
+fn build_million(list: &Path, corpus: &[&str], out: &Path, copies: usize, distinct: bool) -> usize {
     let mut w = BufWriter::with_capacity(1 << 20, std::fs::File::create(out).expect("create archive"));
     let mut written = 0;
     let mut put = |bytes: &[u8]| {
@@ -376,7 +391,9 @@ fn build_million(list: &Path, corpus: &[&str], out: &Path, copies: usize) -> usi
     };
     for copy in 1..=copies {
         for raw in lkpbot::source::open(list).expect("open the list") {
-            put(&suffix_ids(&raw.expect("read the list").bytes, &format!(".c{copy}")));
+            let raw = raw.expect("read the list");
+            let copied = suffix_ids(&raw.bytes, &format!(".c{copy}"));
+            put(&if distinct { distinct_copy(&copied, copy) } else { copied });
         }
     }
     for path in std::iter::once(list).chain(corpus.iter().map(Path::new)) {
@@ -418,6 +435,83 @@ fn suffix_ids(raw: &[u8], suffix: &str) -> Vec<u8> {
             }
         } else {
             out.extend_from_slice(line);
+        }
+    }
+    out
+}
+
+/// `raw` made a message of copy `copy` of its list alone (see the module
+/// doc): a patch's subject (and its replies') ends in ` (cN)` and each commit id it names has its
+/// first two hex digits shifted by the copy, headers and body alike (a
+/// Message-ID's hex words change with the references to it).
+fn distinct_copy(raw: &[u8], copy: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(raw.len() + 16);
+    // The subject's last line (folded or not) gets the tag before its end.
+    let mut in_subject = false;
+    let mut lines = raw.split_inclusive(|&b| b == b'\n');
+    for line in lines.by_ref() {
+        if line == b"\n" || line == b"\r\n" {
+            if in_subject {
+                tag_subject_end(&mut out, copy);
+                in_subject = false;
+            }
+            out.extend_from_slice(line);
+            break;
+        }
+        let continued = line.starts_with(b" ") || line.starts_with(b"\t");
+        if in_subject && !continued {
+            tag_subject_end(&mut out, copy);
+        }
+        if !continued {
+            in_subject = line.len() > 8
+                && line[..8].eq_ignore_ascii_case(b"subject:")
+                && line.windows(6).any(|w| w.eq_ignore_ascii_case(b"[patch") || w.eq_ignore_ascii_case(b" patch"));
+        }
+        out.extend_from_slice(line);
+    }
+    if in_subject {
+        tag_subject_end(&mut out, copy);
+    }
+    lines.for_each(|l| out.extend_from_slice(l));
+    shift_commit_ids(&out, copy)
+}
+
+/// Puts ` (cN)` before the line end `out` ends with.
+fn tag_subject_end(out: &mut Vec<u8>, copy: usize) {
+    let mut end = out.len();
+    while end > 0 && matches!(out[end - 1], b'\n' | b'\r') {
+        end -= 1;
+    }
+    let tail = out.split_off(end);
+    out.extend_from_slice(format!(" (c{copy})").as_bytes());
+    out.extend_from_slice(&tail);
+}
+
+/// Every hex word of 7 to 40 digits with both a letter and a digit (what
+/// a commit id looks like, bounded by neither letters nor digits) with its
+/// first two digits shifted by `copy`, keeping their case.
+fn shift_commit_ids(raw: &[u8], copy: usize) -> Vec<u8> {
+    let mut out = raw.to_vec();
+    let mut i = 0;
+    while i < out.len() {
+        if !out[i].is_ascii_alphanumeric() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < out.len() && out[i].is_ascii_alphanumeric() {
+            i += 1;
+        }
+        let word = &out[start..i];
+        let hex = word.iter().all(u8::is_ascii_hexdigit);
+        let letter = word.iter().any(u8::is_ascii_alphabetic);
+        let digit = word.iter().any(u8::is_ascii_digit);
+        if hex && letter && digit && (7..=40).contains(&word.len()) {
+            let upper = word.iter().any(u8::is_ascii_uppercase);
+            let first = u8::from_str_radix(std::str::from_utf8(&word[..2]).unwrap_or("00"), 16).unwrap_or(0);
+            let shifted = first.wrapping_add(u8::try_from(copy * 37 % 256).unwrap_or(0));
+            let digits = if upper { format!("{shifted:02X}") } else { format!("{shifted:02x}") };
+            out[start..start + 2].copy_from_slice(digits.as_bytes());
         }
     }
     out
