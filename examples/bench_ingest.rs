@@ -27,13 +27,13 @@
 //!
 //! `--million CGROUPS.mbox OUT.mbox [ROUNDS [COPIES]]` builds the
 //! million-message archive of real mail (the cgroups list 28 times, or
-//! COPIES times for a scaled-down archive, each copy's
-//! Message-IDs, In-Reply-To and References given a suffix of its own so
-//! its threads stay whole, then one unchanged copy of the list and of
-//! every message of the corpus, so cross-posted duplicates occur) unless
-//! OUT.mbox exists, then runs the rounds over it (one by default: a
-//! round takes minutes). `bench_web OUT.db` then serves the store the
-//! last round leaves beside OUT.mbox.
+//! COPIES times for a scaled-down archive, each copy's Message-IDs,
+//! In-Reply-To and References given a suffix of its own so its threads
+//! stay whole, then one unchanged copy of the list and of every message
+//! of the corpus, so cross-posted duplicates occur) unless OUT.mbox
+//! exists, then runs the rounds over it (one by default: a round takes
+//! minutes; 0 only builds the archive). `bench_web OUT.db` then serves
+//! the store the last round leaves beside OUT.mbox.
 //!
 //! The copies of `--million` differ only in their Message-IDs, so every
 //! copy reports the same commits and posts the same patches under the
@@ -44,9 +44,10 @@
 //! the same archive with each copy made a list of its own: besides its
 //! ids, every commit id it names (a hex word of 7 to 40 digits with a
 //! letter and a digit) has its first two digits shifted by the copy, and
-//! its patches' subjects end in ` (cN)` (a robot's subject names a commit
-//! already, and some are read up to their end), so copies share no commit, subject or
-//! patch key, while the text the classifier reads stays as it was.
+//! its patches' subjects end in ` (cN)` (a robot's subject names a
+//! commit already, and some are read up to their end), so copies share
+//! no commit, subject or patch key, while the text the classifier reads
+//! stays as it was.
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -91,6 +92,9 @@ fn main() {
         }
         let size = std::fs::metadata(&out).map(|m| m.len()).expect("the archive is readable");
         println!("archive: {} ({:.1} GiB)", out.display(), size as f64 / (1u64 << 30) as f64);
+        if rounds == 0 {
+            return;
+        }
         keep_store = Some(out.with_extension("db"));
         out
     } else if args.get(1).map(String::as_str) == Some("--archive") {
@@ -441,9 +445,10 @@ fn suffix_ids(raw: &[u8], suffix: &str) -> Vec<u8> {
 }
 
 /// `raw` made a message of copy `copy` of its list alone (see the module
-/// doc): a patch's subject (and its replies') ends in ` (cN)` and each commit id it names has its
-/// first two hex digits shifted by the copy, headers and body alike (a
-/// Message-ID's hex words change with the references to it).
+/// doc): a patch's subject (and its replies') ends in ` (cN)` and each
+/// commit id it names has its first two hex digits shifted by the copy,
+/// headers and body alike (a Message-ID's hex words change with the
+/// references to it).
 fn distinct_copy(raw: &[u8], copy: usize) -> Vec<u8> {
     let mut out = Vec::with_capacity(raw.len() + 16);
     // The subject's last line (folded or not) gets the tag before its end.
