@@ -221,6 +221,37 @@ fn corpus_in_any_order_gives_the_same_cases() {
     });
 }
 
+/// An import that stops before its end (no `finish`: the process was
+/// killed) leaves what its batches woke waiting for that end, stored; the
+/// next writer's `finish` threads it, and the store ends as an import
+/// that was not cut short. The fixture threads backwards, a batch per
+/// message, so that replies wait for their reports.
+#[test]
+fn an_import_cut_short_is_finished_by_the_next() {
+    let all = fixture_threads();
+    let want = import(std::slice::from_ref(&all), 1024, false).unwrap();
+    let backwards: Vec<Vec<u8>> = all.iter().rev().cloned().collect();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lkpbot.db");
+    block_on(async {
+        let mut cut = engine(Store::open(&path).await.unwrap());
+        for m in &backwards {
+            cut.push(env(m)).await.unwrap();
+            cut.flush().await.unwrap();
+        }
+        drop(cut);
+        let mut store = Store::open(&path).await.unwrap();
+        let half = canonical(&store.cases(CaseFilter::All, true).await.unwrap());
+        assert!(first_difference(&want, &half).is_some(), "nothing was left for the import's end");
+        let mut next = engine(store);
+        next.finish().await.unwrap();
+        let got = canonical(&next.store().cases(CaseFilter::All, true).await.unwrap());
+        if let Some(d) = first_difference(&want, &got) {
+            panic!("{d}");
+        }
+    });
+}
+
 /// A reply, then its report, imported twice: the second import finds
 /// both stored (two duplicates, nothing new) and changes no row.
 #[test]

@@ -104,6 +104,8 @@ fn cases_opened_before_the_noise_columns_get_them_from_their_reports() {
         let url = format!("sqlite://{}", path.display());
         let mut conn = sqlx::SqliteConnection::connect(&url).await.unwrap();
         for sql in [
+            "DROP INDEX cases_replay_due",
+            "ALTER TABLE cases DROP COLUMN replay_due",
             "DROP TABLE store_tasks",
             "DROP INDEX events_tree",
             "DROP INDEX cases_commit_subject",

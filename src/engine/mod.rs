@@ -217,7 +217,33 @@ impl Engine {
             let _ = t.join();
         }
         self.flush().await?;
+        self.import_ended().await?;
         Ok(failed)
+    }
+
+    /// Threads again what an import put off to its end (see
+    /// `Threader::put_off_to_import_end`), then replays the cases whose
+    /// replay it put off, a transaction per [`BATCH_MESSAGES`] of either.
+    pub async fn import_ended(&mut self) -> Result<(), StoreError> {
+        loop {
+            let mut tx = self.store.begin().await?;
+            let mut th = threading::Threader::new(&mut tx, &self.settings, &mut self.stats, &mut self.touched);
+            th.put_off_to_import_end();
+            let n = th.import_ended(BATCH_MESSAGES).await?;
+            th.finish().await?;
+            tx.commit().await?;
+            if n == 0 {
+                break;
+            }
+        }
+        loop {
+            let mut tx = self.store.begin().await?;
+            let n = tx.replay_due(BATCH_MESSAGES).await?;
+            tx.commit().await?;
+            if n == 0 {
+                return Ok(());
+            }
+        }
     }
 
     /// [`Engine::ingest`] over an mbox file, a Maildir or a `.eml` file,
@@ -291,6 +317,9 @@ impl Engine {
         let mut checkpoints: BTreeMap<String, String> = BTreeMap::new();
         let versions: Vec<&str> = items.iter().filter_map(|it| later_version(it.incoming.as_ref()?)).collect();
         let mut th = threading::Threader::new(&mut tx, &self.settings, &mut self.stats, &mut self.touched);
+        if self.settings.acting.is_none() {
+            th.put_off_to_import_end();
+        }
         th.ask_patch_cases(&versions).await?;
         let mut plain = Plain::default();
         // The parsed mail, freed behind the engine when the batch is done.
@@ -419,6 +448,7 @@ impl Engine {
     /// `finish` (and starts counting again).
     pub async fn finish(&mut self) -> Result<IngestStats, StoreError> {
         self.flush().await?;
+        self.import_ended().await?;
         Ok(std::mem::take(&mut self.stats))
     }
 

@@ -11,7 +11,9 @@
 //! stored (not of the order they came in), the queue ends in the same
 //! state whatever the order; so in an import (the bot acts on nothing)
 //! what the batch's messages wake waits in the queue until the batch
-//! ends, and a message several of them wake is threaded again once.
+//! ends, and a message several of them wake is threaded again once; and
+//! it then waits, stored, for the import's end, so a message that batch
+//! after batch wakes is threaded again once in the whole import.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 
@@ -69,6 +71,9 @@ pub(super) struct Threader<'a, 't> {
     /// title (a retitle, an event changed or taken away) is replayed at
     /// once, and acting (which reads states) replays what is pending first.
     pending: BTreeSet<CaseId>,
+    /// An archive import's batch: what it woke is threaded again when
+    /// the import ends ([`Threader::put_off_to_import_end`]).
+    put_off: bool,
 }
 
 /// What a batch's threading leaves its writer ([`Threader::finish`]).
@@ -101,16 +106,58 @@ impl<'a, 't> Threader<'a, 't> {
             joined: HashSet::new(),
             settled: HashSet::new(),
             pending: BTreeSet::new(),
+            put_off: false,
         }
     }
 
-    /// Ends the batch's threading: threads again what is still queued,
+    /// Puts off to the end of the import what the batch wakes, and the
+    /// replays it puts off (see `pending`): instead of being threaded
+    /// again when the batch ends, a message then depends on
+    /// [`keys::DEP_IMPORT_END`], which [`Threader::import_ended`] wakes;
+    /// a case is marked for its replay then (`Tx::put_off_replays`).
+    /// A message an import wakes again and again (a later version of a
+    /// patch that every copy of a list reports on, at each copy's report)
+    /// is threaded again once, not at each batch that wakes it. Nothing
+    /// reads threading's state during an import but threading itself,
+    /// which ends in the same state whatever the order; the dependency is
+    /// stored with the batch, so an import cut short leaves it to the
+    /// next one, or to the daemon's next write.
+    pub fn put_off_to_import_end(&mut self) {
+        self.put_off = true;
+    }
+
+    /// Threads again up to `n` of the messages an import put off, taking
+    /// their dependency on its end away; how many there were. (Its
+    /// replays are put off too: see `Engine::import_ended`.)
+    pub async fn import_ended(&mut self, n: usize) -> Result<usize, StoreError> {
+        let ids = self.tx.take_dependents(keys::DEP_IMPORT_END, n).await?;
+        let taken = ids.len();
+        for id in ids {
+            self.enqueue(id);
+        }
+        self.run().await?;
+        Ok(taken)
+    }
+
+    /// Ends the batch's threading: threads again what is still queued (an
+    /// import's batch makes it wait for the import's end instead),
     /// replays the cases whose replay was put off (see `pending`), and
     /// returns what the batch's writer still needs. The only way to get
-    /// that out, so no batch commits a case whose replay is pending, or
-    /// leaves a message it woke unthreaded.
+    /// that out, so no batch commits a case whose replay is pending and
+    /// not marked as put off, or
+    /// leaves a message it woke neither threaded nor waiting.
     pub async fn finish(mut self) -> Result<Threaded, StoreError> {
+        if self.put_off {
+            let owed: Vec<(String, MessageId)> =
+                self.queue.drain(..).map(|id| (keys::DEP_IMPORT_END.to_string(), id)).collect();
+            self.queued.clear();
+            self.tx.add_deps_of(&owed).await?;
+        }
         self.run().await?;
+        if self.put_off {
+            let cases: Vec<CaseId> = std::mem::take(&mut self.pending).into_iter().collect();
+            self.tx.put_off_replays(&cases).await?;
+        }
         self.replay_pending().await?;
         Ok(Threaded { settled: std::mem::take(&mut self.settled), latest_fetch: self.latest_fetch })
     }

@@ -391,11 +391,49 @@ impl Tx<'_> {
         self.set_progress(case, &progress, view.facts.opened_at).await
     }
 
+    /// Puts off the replay of `cases` to the end of an archive import
+    /// (`cases.replay_due`, which any replay clears).
+    pub async fn put_off_replays(&mut self, cases: &[CaseId]) -> Result<(), StoreError> {
+        let ids: Vec<i64> = cases.iter().map(|c| c.0).collect();
+        for chunk in super::padded(&ids) {
+            let sql = format!(
+                "UPDATE cases SET replay_due = 1 WHERE replay_due = 0 AND id IN ({})",
+                super::placeholders(chunk.len())
+            );
+            let mut q = query(sql);
+            for id in chunk {
+                q = q.bind(*id);
+            }
+            q.execute(&mut self.tx).await.map_err(err("put off a case's replay"))?;
+        }
+        Ok(())
+    }
+
+    /// Replays up to `n` of the cases whose replay was put off, in id
+    /// order; how many there were.
+    pub async fn replay_due(&mut self, n: usize) -> Result<usize, StoreError> {
+        let limit = i64::try_from(n).unwrap_or(i64::MAX);
+        let rows = query("SELECT id FROM cases WHERE replay_due = 1 ORDER BY id LIMIT $1")
+            .bind(limit)
+            .fetch_all(&mut self.tx)
+            .await
+            .map_err(err("list cases to replay"))?;
+        let ids = rows
+            .iter()
+            .map(|r| r.try_get::<i64, _>(0).map(CaseId))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(err("list cases to replay"))?;
+        for &id in &ids {
+            self.replay(id).await?;
+        }
+        Ok(ids.len())
+    }
+
     /// Stores the replay of a case's events.
     async fn set_progress(&mut self, case: CaseId, p: &Replayed, opened_at: i64) -> Result<(), StoreError> {
         query(
             "UPDATE cases SET state = $2, updated_at = $3, verdict = $4, fix_commit = $5, fix_message_id = $6, \
-             custom_title = $7 WHERE id = $1",
+             custom_title = $7, replay_due = 0 WHERE id = $1",
         )
         .bind(case.0)
         .bind(p.state.as_str())

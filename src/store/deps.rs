@@ -70,6 +70,35 @@ impl Tx<'_> {
         .await
     }
 
+    /// Takes away up to `n` of the dependencies on `key`, in Message-ID
+    /// order; returns whose they were.
+    pub async fn take_dependents(&mut self, key: &str, n: usize) -> Result<Vec<MessageId>, StoreError> {
+        if !self.deps.keys.may_contain(key) {
+            return Ok(Vec::new());
+        }
+        let limit = i64::try_from(n).unwrap_or(i64::MAX);
+        let rows = query("SELECT message_id FROM thread_deps WHERE dep_key = $1 ORDER BY message_id LIMIT $2")
+            .bind(key)
+            .bind(limit)
+            .fetch_all(&mut self.tx)
+            .await
+            .map_err(err("look up thread dependencies"))?;
+        let ids = rows
+            .iter()
+            .map(|r| r.try_get::<String, _>(0).map_err(err("look up thread dependencies")))
+            .map(|id| id.and_then(|id| super::rows::message_id(&id)))
+            .collect::<Result<Vec<_>, _>>()?;
+        if let Some(last) = ids.last() {
+            query("DELETE FROM thread_deps WHERE dep_key = $1 AND message_id <= $2")
+                .bind(key)
+                .bind(last.as_str())
+                .execute(&mut self.tx)
+                .await
+                .map_err(err("drop thread dependencies"))?;
+        }
+        Ok(ids)
+    }
+
     /// Makes `keys` the whole set of what `id`'s threading depends on
     /// (`fresh`: a message stored just now, which depends on nothing yet).
     pub async fn set_deps(&mut self, id: &MessageId, keys: &[String], fresh: bool) -> Result<(), StoreError> {

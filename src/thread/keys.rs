@@ -83,6 +83,11 @@ pub fn dep_patch(patch_key: &str) -> String {
     format!("pk:{patch_key}")
 }
 
+/// The end of an archive import: what an import batch woke is threaded
+/// again then, once, rather than at each batch that wakes it (see
+/// `engine::threading`).
+pub const DEP_IMPORT_END: &str = "i:end";
+
 /// A key some message offers (`message_keys`): whoever looked it up
 /// depends on who offers it.
 pub fn dep_key(key: &str) -> String {
