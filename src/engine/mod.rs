@@ -225,11 +225,14 @@ impl Engine {
     /// `Threader::put_off_to_import_end`), then replays the cases whose
     /// replay it put off, a transaction per [`BATCH_MESSAGES`] of either.
     pub async fn import_ended(&mut self) -> Result<(), StoreError> {
+        let mut ahead = None;
         loop {
             let mut tx = self.store.begin().await?;
             let mut th = threading::Threader::new(&mut tx, &self.settings, &mut self.stats, &mut self.touched);
             th.put_off_to_import_end();
+            th.lend_ahead(&mut ahead);
             let n = th.import_ended(BATCH_MESSAGES).await?;
+            th.give_back_ahead(&mut ahead);
             th.finish().await?;
             tx.commit().await?;
             if n == 0 {

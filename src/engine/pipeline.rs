@@ -14,6 +14,7 @@ use crate::classify::{self, ClassifyConfig, Kind};
 use crate::mail;
 use crate::model::MessageId;
 use crate::source::{Checkpoint, Envelope, SourceError};
+use crate::store::Waiting;
 use crate::store::rows::{MAX_SUBJECT, MessageRow};
 use crate::thread::Incoming;
 
@@ -420,6 +421,93 @@ pub fn message_row(m: &Incoming, fetched_at: i64) -> MessageRow {
     }
 }
 
+/// Stored messages parsed again ahead of their threading, on a thread of
+/// its own. The end of an import threads again, one after another, the
+/// messages it put off and what they wake
+/// ([`super::threading::Threader::import_ended`]); parsing each again was
+/// a fourth of that while the other core idled. The store side reads the
+/// next messages of its queue (in its own transaction) and hands their
+/// bytes over up to [`AHEAD`] messages before it threads them; they come
+/// back parsed, in the same order.
+///
+/// A message's waiting row (its bytes, how its sender was verified, why
+/// the bot withheld from it) changes only when that message itself is
+/// stored, threaded or removed, and a message is in the queue once: so
+/// what was read of a queued message is what reading it when its turn
+/// comes would give.
+pub(super) struct Ahead {
+    /// Handed over, in queue order, with what of their rows is not parsed.
+    sent: std::collections::VecDeque<(MessageId, Waiting)>,
+    /// How many messages at the queue's front were looked at (handed
+    /// over, or found with nothing to thread).
+    pub seen: usize,
+    to: std::sync::mpsc::SyncSender<Vec<u8>>,
+    from: std::sync::mpsc::Receiver<Option<Incoming>>,
+}
+
+/// How many messages [`Ahead`] parses before they are threaded, at most.
+const AHEAD: usize = 4;
+
+impl Ahead {
+    /// Starts the thread; `None` if it cannot start (messages are then
+    /// parsed as they are threaded).
+    pub fn start(cfg: &ClassifyConfig) -> Option<Ahead> {
+        let (to, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(AHEAD);
+        let (tx, from) = std::sync::mpsc::sync_channel::<Option<Incoming>>(AHEAD);
+        let cfg = cfg.clone();
+        let work = Box::new(move || {
+            for raw in rx {
+                // Its bytes are freed here too, off the store's thread.
+                if tx.send(prepare(&raw, raw.len() as u64, &cfg)).is_err() {
+                    return;
+                }
+            }
+        });
+        match start_thread("lkpbot-again".into(), work) {
+            Ok(_) => Some(Ahead { sent: Default::default(), seen: 0, to, from }),
+            Err(e) => {
+                tracing::warn!(error = %e, "no thread to parse waiting messages ahead: parsed as they are threaded");
+                None
+            }
+        }
+    }
+
+    /// Whether nothing is handed over, nor looked at in the queue.
+    pub fn idle(&self) -> bool {
+        self.sent.is_empty() && self.seen == 0
+    }
+
+    /// Whether it takes another message.
+    pub fn wants(&self) -> bool {
+        self.sent.len() < AHEAD
+    }
+
+    /// Hands over `id`'s waiting row (its bytes are parsed on the
+    /// thread); false if the thread is gone.
+    pub fn send(&mut self, id: MessageId, mut waiting: Waiting) -> bool {
+        let raw = std::mem::take(&mut waiting.raw);
+        if self.to.send(raw).is_err() {
+            return false;
+        }
+        self.sent.push_back((id, waiting));
+        true
+    }
+
+    /// The queue's front was taken: `id` as parsed ahead, with the rest
+    /// of its waiting row (`Some(None)`: it could not be parsed), if it
+    /// was handed over; else `None` (it is read and parsed as without
+    /// this), as when the thread is gone.
+    pub fn take(&mut self, id: &MessageId) -> Option<(Waiting, Option<Incoming>)> {
+        self.seen = self.seen.saturating_sub(1);
+        if self.sent.front().is_none_or(|(next, _)| next != id) {
+            return None;
+        }
+        let (_, waiting) = self.sent.pop_front()?;
+        let parsed = self.from.recv().ok()?;
+        Some((waiting, parsed))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -436,6 +524,42 @@ mod tests {
         start_thread("w".into(), Box::new(move || tx.send(nice()).unwrap())).unwrap().join().unwrap();
         assert_eq!(rx.recv().unwrap(), (ours + BEHIND_THE_STORE).min(19));
         assert_eq!(nice(), ours, "the calling thread keeps its priority");
+    }
+
+    /// What is handed over comes back parsed, in order, with the rest of
+    /// its row; a message that was not handed over (or not next) is left
+    /// to its caller and takes nothing that was.
+    #[test]
+    fn waiting_mail_comes_back_parsed_in_queue_order() {
+        let cfg = ClassifyConfig::default();
+        let mut ahead = Ahead::start(&cfg).expect("a thread");
+        let mail = |n: u32| format!("Message-ID: <m{n}@x>\nSubject: s{n}\nFrom: a@x\n\nbody {n}\n").into_bytes();
+        let id = |n: u32| MessageId::new(&format!("m{n}@x")).unwrap();
+        let row = |n: u32| Waiting {
+            raw: mail(n),
+            fetched_at: i64::from(n),
+            auth: Default::default(),
+            withheld: (n == 2).then(|| "withheld".to_string()),
+        };
+        // The queue: m0 (settled, say: nothing handed over), m1, m2, ...
+        ahead.seen += 1;
+        for n in 1..=AHEAD as u32 {
+            assert!(ahead.wants());
+            assert!(ahead.send(id(n), row(n)));
+            ahead.seen += 1;
+        }
+        assert!(!ahead.wants(), "no more than AHEAD at once");
+        // m0 is read by the caller.
+        assert!(ahead.take(&id(0)).is_none());
+        for n in 1..=AHEAD as u32 {
+            let (waiting, parsed) = ahead.take(&id(n)).expect("handed over");
+            let inc = parsed.expect("parsed");
+            assert_eq!(inc.message_id, id(n));
+            assert_eq!(waiting.fetched_at, i64::from(n));
+            assert_eq!(waiting.withheld.is_some(), n == 2);
+            assert!(waiting.raw.is_empty(), "the bytes went to the thread");
+        }
+        assert!(ahead.idle());
     }
 
     #[test]

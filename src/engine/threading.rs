@@ -17,7 +17,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 
-use super::pipeline::{Item, prepare};
+use super::pipeline::{Ahead, Item, prepare};
 use super::{IngestStats, Settings};
 use crate::act;
 use crate::case::{CaseFacts, CaseId, CaseView, Event, EventKind, Strategy};
@@ -74,6 +74,9 @@ pub(super) struct Threader<'a, 't> {
     /// An archive import's batch: what it woke is threaded again when
     /// the import ends ([`Threader::put_off_to_import_end`]).
     put_off: bool,
+    /// The import's end: the queue's next messages parsed ahead, on a
+    /// thread of their own ([`Threader::import_ended`]).
+    ahead: Option<Ahead>,
 }
 
 /// What a batch's threading leaves its writer ([`Threader::finish`]).
@@ -107,6 +110,7 @@ impl<'a, 't> Threader<'a, 't> {
             settled: HashSet::new(),
             pending: BTreeSet::new(),
             put_off: false,
+            ahead: None,
         }
     }
 
@@ -135,8 +139,41 @@ impl<'a, 't> Threader<'a, 't> {
         for id in ids {
             self.enqueue(id);
         }
+        if taken > 0 && self.ahead.is_none() {
+            self.ahead = Ahead::start(&self.settings.classify);
+        }
         self.run().await?;
         Ok(taken)
+    }
+
+    /// Lends the threader the thread that parses ahead, kept across an
+    /// import's end (one transaction per [`Threader::import_ended`]).
+    pub fn lend_ahead(&mut self, ahead: &mut Option<Ahead>) {
+        self.ahead = ahead.take();
+    }
+
+    /// Gives the thread back (see [`Threader::lend_ahead`]).
+    /// (Only when its queue is empty, as after `run`: what it parsed
+    /// ahead was for this transaction's queue.)
+    pub fn give_back_ahead(&mut self, ahead: &mut Option<Ahead>) {
+        *ahead = self.ahead.take().filter(|a| self.queue.is_empty() && a.idle());
+    }
+
+    /// Hands [`Ahead`] the bytes of the queue's next messages.
+    async fn send_ahead(&mut self) -> Result<(), StoreError> {
+        let Threader { ahead: Some(ahead), tx, queue, .. } = self else { return Ok(()) };
+        while ahead.wants() {
+            let Some(id) = queue.get(ahead.seen) else { break };
+            ahead.seen += 1;
+            // Settled: nothing to thread.
+            let Some(waiting) = tx.waiting(id).await? else { continue };
+            if !ahead.send(id.clone(), waiting) {
+                // Its thread is gone: the rest is parsed when threaded.
+                self.ahead = None;
+                break;
+            }
+        }
+        Ok(())
     }
 
     /// Ends the batch's threading: threads again what is still queued (an
@@ -326,8 +363,11 @@ impl<'a, 't> Threader<'a, 't> {
     /// Threads queued messages again until the queue is empty.
     async fn run(&mut self) -> Result<(), StoreError> {
         self.rounds.clear();
+        self.send_ahead().await?;
         while let Some(id) = self.queue.pop_front() {
             self.queued.remove(&id);
+            let ahead = self.ahead.as_mut().and_then(|a| a.take(&id));
+            self.send_ahead().await?;
             let rounds = self.rounds.entry(id.clone()).or_insert(0);
             *rounds += 1;
             if *rounds > MAX_ROUNDS {
@@ -335,9 +375,16 @@ impl<'a, 't> Threader<'a, 't> {
                 tracing::warn!(message_id = %id, "threading this message does not settle (a reference loop?); left as it is");
                 continue;
             }
-            // A settled message has no bytes and needs no threading.
-            let Some(waiting) = self.tx.waiting(&id).await? else { continue };
-            let Some(mut inc) = prepare(&waiting.raw, waiting.raw.len() as u64, &self.settings.classify) else {
+            let (waiting, parsed) = match ahead {
+                Some(parsed) => parsed,
+                None => {
+                    // A settled message has no bytes and needs no threading.
+                    let Some(waiting) = self.tx.waiting(&id).await? else { continue };
+                    let parsed = prepare(&waiting.raw, waiting.raw.len() as u64, &self.settings.classify);
+                    (waiting, parsed)
+                }
+            };
+            let Some(mut inc) = parsed else {
                 self.stats.problems += 1;
                 tracing::error!(message_id = %id, "a stored message could not be parsed again (a bug in lkpbot)");
                 continue;

@@ -48,6 +48,7 @@ pub use cases::{Changed, StaleSweep};
 pub use copy::CopyStats;
 pub use db::Backend;
 pub use keys::Head;
+pub use messages::Waiting;
 pub use open::{Location, schema_version};
 pub use outbox::{Claim, Failure, MailState, NewMail, OutboxMail, RetestRequest, RunRecord};
 pub use read::Reader;
