@@ -638,3 +638,40 @@ fn changed_events_say_whether_the_title_may_change() {
         }
     });
 }
+
+/// What waits is threaded in threading order: by date (the fetch time
+/// for a message without one), then Message-ID, whatever order it was
+/// stored or named in; taking part of what waits on a key takes the
+/// first in that order and leaves the rest, and other keys, waiting.
+#[test]
+fn waiting_mail_comes_in_threading_order() {
+    let dir = tempfile::tempdir().unwrap();
+    for at in backends(dir.path()) {
+        block_on(waiting_mail_comes_in_threading_order_at(&at));
+    }
+}
+
+async fn waiting_mail_comes_in_threading_order_at(at: &Location) {
+    let dated = |id: &str, date: Option<i64>, fetched_at: i64| MessageRow { date, fetched_at, ..row(id) };
+    let mut store = Store::connect(at).await.unwrap();
+    let mut tx = store.begin().await.unwrap();
+    let rows =
+        vec![dated("c@x", Some(30), 0), dated("a@x", None, 20), dated("d@x", Some(10), 0), dated("b@x", Some(10), 0)];
+    tx.insert_messages(rows).await.unwrap();
+    let id = |s: &str| MessageId::new(s).unwrap();
+    let deps: Vec<(String, MessageId)> =
+        ["c@x", "a@x", "d@x", "b@x"].iter().map(|m| ("k".to_string(), id(m))).collect();
+    tx.add_deps_of(&deps).await.unwrap();
+    tx.add_deps(&id("c@x"), &["other"]).await.unwrap();
+    let expected = vec![(10, id("b@x")), (10, id("d@x")), (20, id("a@x")), (30, id("c@x"))];
+    let ids = |v: &[&str]| v.iter().map(|m| id(m)).collect::<Vec<_>>();
+    // What depends on keys, by Message-ID; its order looked up apart.
+    assert_eq!(tx.dependents(&["k", "other"]).await.unwrap(), ids(&["a@x", "b@x", "c@x", "d@x"]));
+    assert_eq!(tx.thread_order(&["c@x", "nowhere@x", "a@x", "d@x", "b@x"]).await.unwrap(), expected);
+    assert_eq!(tx.take_dependents("k", 2).await.unwrap(), expected[..2]);
+    assert_eq!(tx.dependents(&["k"]).await.unwrap(), ids(&["a@x", "c@x"]));
+    assert_eq!(tx.take_dependents("k", 5).await.unwrap(), expected[2..]);
+    assert_eq!(tx.take_dependents("k", 5).await.unwrap(), vec![]);
+    assert_eq!(tx.dependents(&["other"]).await.unwrap(), ids(&["c@x"]));
+    tx.commit().await.unwrap();
+}

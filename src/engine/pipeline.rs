@@ -438,9 +438,6 @@ pub fn message_row(m: &Incoming, fetched_at: i64) -> MessageRow {
 pub(super) struct Ahead {
     /// Handed over, in queue order, with what of their rows is not parsed.
     sent: std::collections::VecDeque<(MessageId, Waiting)>,
-    /// How many messages at the queue's front were looked at (handed
-    /// over, or found with nothing to thread).
-    pub seen: usize,
     to: std::sync::mpsc::SyncSender<Vec<u8>>,
     from: std::sync::mpsc::Receiver<Option<Incoming>>,
 }
@@ -464,7 +461,7 @@ impl Ahead {
             }
         });
         match start_thread("lkpbot-again".into(), work) {
-            Ok(_) => Some(Ahead { sent: Default::default(), seen: 0, to, from }),
+            Ok(_) => Some(Ahead { sent: Default::default(), to, from }),
             Err(e) => {
                 tracing::warn!(error = %e, "no thread to parse waiting messages ahead: parsed as they are threaded");
                 None
@@ -472,9 +469,9 @@ impl Ahead {
         }
     }
 
-    /// Whether nothing is handed over, nor looked at in the queue.
+    /// Whether nothing is handed over.
     pub fn idle(&self) -> bool {
-        self.sent.is_empty() && self.seen == 0
+        self.sent.is_empty()
     }
 
     /// Whether it takes another message.
@@ -498,7 +495,6 @@ impl Ahead {
     /// was handed over; else `None` (it is read and parsed as without
     /// this), as when the thread is gone.
     pub fn take(&mut self, id: &MessageId) -> Option<(Waiting, Option<Incoming>)> {
-        self.seen = self.seen.saturating_sub(1);
         if self.sent.front().is_none_or(|(next, _)| next != id) {
             return None;
         }
@@ -542,11 +538,9 @@ mod tests {
             withheld: (n == 2).then(|| "withheld".to_string()),
         };
         // The queue: m0 (settled, say: nothing handed over), m1, m2, ...
-        ahead.seen += 1;
         for n in 1..=AHEAD as u32 {
             assert!(ahead.wants());
             assert!(ahead.send(id(n), row(n)));
-            ahead.seen += 1;
         }
         assert!(!ahead.wants(), "no more than AHEAD at once");
         // m0 is read by the caller.

@@ -15,7 +15,8 @@
 //! it then waits, stored, for the import's end, so a message that batch
 //! after batch wakes is threaded again once in the whole import.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::ops::Bound;
 
 use super::pipeline::{Ahead, Item, prepare};
 use super::{IngestStats, Settings};
@@ -51,7 +52,15 @@ pub(super) struct Threader<'a, 't> {
     settings: &'a Settings,
     pub stats: &'a mut IngestStats,
     touched: &'a mut BTreeSet<CaseId>,
-    queue: VecDeque<MessageId>,
+    /// What is to be threaded again, in threading order
+    /// (`Tx::thread_order`): a message is threaded after the ancestors
+    /// waiting with it, so what each of them wakes in its thread is
+    /// threaded once, after all of them.
+    queue: BTreeSet<Queued>,
+    /// Queued, but not yet placed in that order (looked up together
+    /// before the next message is taken; in an import's batch, never,
+    /// since what it wakes waits for the import's end).
+    unplaced: Vec<MessageId>,
     queued: HashSet<MessageId>,
     rounds: HashMap<MessageId, u32>,
     latest_fetch: i64,
@@ -77,7 +86,15 @@ pub(super) struct Threader<'a, 't> {
     /// The import's end: the queue's next messages parsed ahead, on a
     /// thread of their own ([`Threader::import_ended`]).
     ahead: Option<Ahead>,
+    /// The last queued message looked at for [`Ahead`] (handed over, or
+    /// found with nothing to thread): what follows it in the queue is
+    /// handed over next.
+    ahead_seen: Option<Queued>,
 }
+
+/// A message's place in the queue: its place in threading order, then
+/// its id.
+type Queued = (i64, MessageId);
 
 /// What a batch's threading leaves its writer ([`Threader::finish`]).
 pub struct Threaded {
@@ -101,7 +118,8 @@ impl<'a, 't> Threader<'a, 't> {
             settings,
             stats,
             touched,
-            queue: VecDeque::new(),
+            queue: BTreeSet::new(),
+            unplaced: Vec::new(),
             queued: HashSet::new(),
             rounds: HashMap::new(),
             latest_fetch: 0,
@@ -111,6 +129,7 @@ impl<'a, 't> Threader<'a, 't> {
             pending: BTreeSet::new(),
             put_off: false,
             ahead: None,
+            ahead_seen: None,
         }
     }
 
@@ -136,8 +155,8 @@ impl<'a, 't> Threader<'a, 't> {
     pub async fn import_ended(&mut self, n: usize) -> Result<usize, StoreError> {
         let ids = self.tx.take_dependents(keys::DEP_IMPORT_END, n).await?;
         let taken = ids.len();
-        for id in ids {
-            self.enqueue(id);
+        for q in ids {
+            self.enqueue_placed(q);
         }
         if taken > 0 && self.ahead.is_none() {
             self.ahead = Ahead::start(&self.settings.classify);
@@ -156,15 +175,23 @@ impl<'a, 't> Threader<'a, 't> {
     /// (Only when its queue is empty, as after `run`: what it parsed
     /// ahead was for this transaction's queue.)
     pub fn give_back_ahead(&mut self, ahead: &mut Option<Ahead>) {
-        *ahead = self.ahead.take().filter(|a| self.queue.is_empty() && a.idle());
+        self.ahead_seen = None;
+        *ahead = self.ahead.take().filter(|a| self.queue.is_empty() && self.unplaced.is_empty() && a.idle());
     }
 
-    /// Hands [`Ahead`] the bytes of the queue's next messages.
+    /// Hands [`Ahead`] the bytes of the queue's next messages (those
+    /// after the last it was handed; a message queued before that since is
+    /// parsed when threaded).
     async fn send_ahead(&mut self) -> Result<(), StoreError> {
-        let Threader { ahead: Some(ahead), tx, queue, .. } = self else { return Ok(()) };
+        let Threader { ahead: Some(ahead), tx, queue, ahead_seen, .. } = self else { return Ok(()) };
         while ahead.wants() {
-            let Some(id) = queue.get(ahead.seen) else { break };
-            ahead.seen += 1;
+            let next = match ahead_seen {
+                None => queue.first(),
+                Some(seen) => queue.range((Bound::Excluded(&*seen), Bound::Unbounded)).next(),
+            };
+            let Some(q) = next else { break };
+            *ahead_seen = Some(q.clone());
+            let id = &q.1;
             // Settled: nothing to thread.
             let Some(waiting) = tx.waiting(id).await? else { continue };
             if !ahead.send(id.clone(), waiting) {
@@ -185,8 +212,9 @@ impl<'a, 't> Threader<'a, 't> {
     /// leaves a message it woke neither threaded nor waiting.
     pub async fn finish(mut self) -> Result<Threaded, StoreError> {
         if self.put_off {
+            let queued = std::mem::take(&mut self.queue).into_iter().map(|(_, id)| id);
             let owed: Vec<(String, MessageId)> =
-                self.queue.drain(..).map(|id| (keys::DEP_IMPORT_END.to_string(), id)).collect();
+                queued.chain(self.unplaced.drain(..)).map(|id| (keys::DEP_IMPORT_END.to_string(), id)).collect();
             self.queued.clear();
             self.tx.add_deps_of(&owed).await?;
         }
@@ -345,10 +373,36 @@ impl<'a, 't> Threader<'a, 't> {
         Ok(())
     }
 
+    /// Queues `id` (placed in the queue's order before the next message
+    /// is taken).
     fn enqueue(&mut self, id: MessageId) {
         if self.queued.insert(id.clone()) {
-            self.queue.push_back(id);
+            self.unplaced.push(id);
         }
+    }
+
+    /// Queues a message whose place in threading order is known.
+    fn enqueue_placed(&mut self, q: Queued) {
+        if self.queued.insert(q.1.clone()) {
+            self.queue.insert(q);
+        }
+    }
+
+    /// Places in the queue what was queued without its place.
+    async fn place(&mut self) -> Result<(), StoreError> {
+        if self.unplaced.is_empty() {
+            return Ok(());
+        }
+        let ids = std::mem::take(&mut self.unplaced);
+        let asked: Vec<&str> = ids.iter().map(MessageId::as_str).collect();
+        let placed = self.tx.thread_order(&asked).await?;
+        // Not stored (taken away since): nothing to thread.
+        let found: HashSet<&MessageId> = placed.iter().map(|(_, id)| id).collect();
+        for id in ids.iter().filter(|id| !found.contains(id)) {
+            self.queued.remove(id);
+        }
+        self.queue.extend(placed);
+        Ok(())
     }
 
     /// Threads the queue again now where the bot acts on what it threads;
@@ -363,8 +417,12 @@ impl<'a, 't> Threader<'a, 't> {
     /// Threads queued messages again until the queue is empty.
     async fn run(&mut self) -> Result<(), StoreError> {
         self.rounds.clear();
+        self.place().await?;
         self.send_ahead().await?;
-        while let Some(id) = self.queue.pop_front() {
+        loop {
+            // What the last message woke, placed before the next is taken.
+            self.place().await?;
+            let Some((_, id)) = self.queue.pop_first() else { break };
             self.queued.remove(&id);
             let ahead = self.ahead.as_mut().and_then(|a| a.take(&id));
             self.send_ahead().await?;

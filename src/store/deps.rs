@@ -14,8 +14,24 @@ use std::collections::BTreeSet;
 
 use super::db::{self, AsDb, query};
 use super::filter::Filter;
-use super::{StoreError, Tx, err, insert_sql, padded};
+use super::{StoreError, Tx, err, insert_sql, padded, select_in};
 use crate::model::MessageId;
+
+/// A message's place in threading order (see [`Tx::thread_order`]), of
+/// its row `m`.
+const AT: &str = "COALESCE(m.date, m.fetched_at)";
+
+/// Rows of (Message-ID, place in threading order), each once, in that
+/// order.
+fn ordered(rows: Vec<db::Row>) -> Result<Vec<(i64, MessageId)>, StoreError> {
+    let mut out = BTreeSet::new();
+    for r in rows {
+        let id: String = r.try_get(0).map_err(err("read thread order"))?;
+        let at: i64 = r.try_get(1).map_err(err("read thread order"))?;
+        out.insert((at, super::rows::message_id(&id)?));
+    }
+    Ok(out.into_iter().collect())
+}
 
 #[derive(Default)]
 pub(super) struct DepFilter {
@@ -55,7 +71,8 @@ impl Tx<'_> {
     }
 
     /// The messages whose threading depends on any of `keys`, each once,
-    /// in Message-ID order.
+    /// in Message-ID order (what `thread_deps`' key holds: their places in
+    /// threading order are looked up only for what is threaded).
     pub async fn dependents(&mut self, keys: &[&str]) -> Result<Vec<MessageId>, StoreError> {
         let maybe: Vec<&str> = keys.iter().copied().filter(|k| self.deps.keys.may_contain(k)).collect();
         if maybe.is_empty() {
@@ -70,33 +87,46 @@ impl Tx<'_> {
         .await
     }
 
-    /// Takes away up to `n` of the dependencies on `key`, in Message-ID
-    /// order; returns whose they were.
-    pub async fn take_dependents(&mut self, key: &str, n: usize) -> Result<Vec<MessageId>, StoreError> {
+    /// Takes away up to `n` of the dependencies on `key`, the first in
+    /// threading order ([`Tx::thread_order`]); returns whose they were,
+    /// in that order.
+    pub async fn take_dependents(&mut self, key: &str, n: usize) -> Result<Vec<(i64, MessageId)>, StoreError> {
         if !self.deps.keys.may_contain(key) {
             return Ok(Vec::new());
         }
         let limit = i64::try_from(n).unwrap_or(i64::MAX);
-        let rows = query("SELECT message_id FROM thread_deps WHERE dep_key = $1 ORDER BY message_id LIMIT $2")
-            .bind(key)
-            .bind(limit)
-            .fetch_all(&mut self.tx)
-            .await
-            .map_err(err("look up thread dependencies"))?;
-        let ids = rows
-            .iter()
-            .map(|r| r.try_get::<String, _>(0).map_err(err("look up thread dependencies")))
-            .map(|id| id.and_then(|id| super::rows::message_id(&id)))
-            .collect::<Result<Vec<_>, _>>()?;
-        if let Some(last) = ids.last() {
-            query("DELETE FROM thread_deps WHERE dep_key = $1 AND message_id <= $2")
-                .bind(key)
-                .bind(last.as_str())
-                .execute(&mut self.tx)
-                .await
-                .map_err(err("drop thread dependencies"))?;
+        let rows = query(format!(
+            "SELECT d.message_id, {AT} AS at FROM thread_deps d JOIN messages m ON m.message_id = d.message_id \
+             WHERE d.dep_key = $1 ORDER BY at, d.message_id LIMIT $2"
+        ))
+        .bind(key)
+        .bind(limit)
+        .fetch_all(&mut self.tx)
+        .await
+        .map_err(err("look up thread dependencies"))?;
+        let taken = ordered(rows)?;
+        let ids: Vec<&str> = taken.iter().map(|(_, id)| id.as_str()).collect();
+        for chunk in padded(&ids) {
+            let sql = format!(
+                "DELETE FROM thread_deps WHERE dep_key = ? AND message_id IN ({})",
+                super::placeholders(chunk.len())
+            );
+            let mut q = query(sql).bind(key);
+            for id in chunk {
+                q = q.bind(*id);
+            }
+            q.execute(&mut self.tx).await.map_err(err("drop thread dependencies"))?;
         }
-        Ok(ids)
+        Ok(taken)
+    }
+
+    /// `ids` (stored messages) in threading order: by date (the time it
+    /// was fetched, for a message without one), then Message-ID. Ancestors
+    /// mostly come first, so what threading one of them wakes in its
+    /// thread is threaded once, after all of them.
+    pub async fn thread_order(&mut self, ids: &[&str]) -> Result<Vec<(i64, MessageId)>, StoreError> {
+        let select = format!("SELECT m.message_id, {AT} FROM messages m WHERE m.message_id IN");
+        ordered(select_in(&mut self.tx, &select, "", ids, "read message dates").await?)
     }
 
     /// Makes `keys` the whole set of what `id`'s threading depends on
