@@ -13,23 +13,33 @@
 //! and never wait for it). The writer's connection gets a WAL hook in
 //! place of SQLite's automatic checkpoint: after a commit that leaves
 //! [`BEHIND`] pages or more in the log it wakes the thread (without
-//! waiting); should the log still reach [`BACKSTOP`] pages, the writer
-//! checkpoints in its commit as before, which also lets the log start over
-//! (SQLite restarts it at the first commit after a checkpoint that copied
-//! all of it, which a checkpoint racing the writer's commits may never
-//! see), copying only what the thread has not.
+//! waiting), so that a checkpoint may catch up with the writer and the
+//! log start over. When it has not by twice that (the writer commits
+//! back to back), the hook wakes the thread only each [`BEHIND`] pages
+//! the log grows by, so a page the writer changes in many commits is
+//! copied once per checkpoint rather than once per commit. Should
+//! the log still reach [`BACKSTOP`] pages, the writer checkpoints in its
+//! commit as before, which also lets the log start over (SQLite restarts
+//! it at the first commit after a checkpoint that copied all of it, which
+//! a checkpoint racing the writer's commits may never see), copying only
+//! what the thread has not.
 
 use std::ffi::{CString, c_char, c_int, c_void};
 use std::path::Path;
 use std::ptr::{self, NonNull};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::thread::JoinHandle;
 
 use libsqlite3_sys as ffi;
 
-/// Pages of log (4 KiB each) after which the thread checkpoints: 32 MiB.
+/// Pages of log (4 KiB each) past which the thread is woken: 32 MiB; and,
+/// past twice that, what the log grows by between two wakes. Woken after
+/// every commit however long the log, the thread copied each commit's
+/// pages on their own soon after it, and synced the file each time: on
+/// the million-message archive it copied 11 GB of a 13.9 GB log in 20
+/// CPU-seconds; woken each 32 MiB there, it takes 11 to 13.
 pub const BEHIND: c_int = 8192;
 /// Pages of log after which the writer checkpoints in its commit: 256 MiB.
 pub const BACKSTOP: c_int = 65536;
@@ -43,6 +53,9 @@ struct Hook {
     backstop: c_int,
     /// Checkpoints the writer ran itself (the backstop).
     inline: AtomicU64,
+    /// Pages in the log when the hook last woke the thread (only the
+    /// writer's hook touches it).
+    woken_at: AtomicI32,
 }
 
 /// The thread and its connection.
@@ -87,7 +100,7 @@ impl Checkpointer {
         let counted = done.clone();
         let thread =
             std::thread::Builder::new().name("lkpbot-checkpoint".into()).spawn(move || run(conn, woken, &counted))?;
-        let hook = Arc::new(Hook { wake, behind, backstop, inline: AtomicU64::new(0) });
+        let hook = Arc::new(Hook { wake, behind, backstop, inline: AtomicU64::new(0), woken_at: AtomicI32::new(0) });
         Ok(Checkpointer { hook: Some(hook), installed: false, thread: Some(thread), done })
     }
 
@@ -199,12 +212,17 @@ fn run(conn: Conn, woken: Receiver<()>, done: &AtomicU64) {
 unsafe extern "C" fn wal_hook(ctx: *mut c_void, db: *mut ffi::sqlite3, name: *const c_char, pages: c_int) -> c_int {
     // SAFETY: `ctx` is the `Hook` `install` gave, alive while installed.
     let hook = unsafe { &*ctx.cast_const().cast::<Hook>() };
+    let last = hook.woken_at.load(Ordering::Relaxed);
+    // Fewer pages than then: the log has started over since.
+    let last = if pages < last { 0 } else { last };
     if pages >= hook.backstop {
         // As SQLite's own hook does; its result is the next commit's news.
         // SAFETY: the connection and database name SQLite passed us.
         unsafe { ffi::sqlite3_wal_checkpoint(db, name) };
         hook.inline.fetch_add(1, Ordering::Relaxed);
-    } else if pages >= hook.behind {
+        hook.woken_at.store(0, Ordering::Relaxed);
+    } else if pages >= hook.behind && (pages < 2 * hook.behind || pages - last >= hook.behind) {
+        hook.woken_at.store(pages, Ordering::Relaxed);
         // Full: already woken and not yet started, so this commit's pages
         // will be in that checkpoint too. Disconnected: the thread is
         // gone, and the backstop still holds.

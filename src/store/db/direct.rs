@@ -916,6 +916,18 @@ mod tests {
         }
     }
 
+    /// A writer of a new store at `path` with a table `t`, checkpointed by
+    /// a thread with these limits.
+    async fn checkpointed_writer(path: &std::path::Path, behind: c_int, backstop: c_int) -> DirectConn {
+        let mut other = open(path).await;
+        sqlx::query("CREATE TABLE t (a INTEGER PRIMARY KEY, b BLOB)").execute(&mut other).await.expect("schema");
+        other.close().await.expect("close");
+        let mut w = DirectConn::new(open(path).await);
+        let c = Checkpointer::start_with(path, behind, backstop).expect("a checkpointer");
+        w.checkpoint_with(c).await.expect("started");
+        w
+    }
+
     fn wal(path: &std::path::Path) -> std::path::PathBuf {
         let mut p = path.as_os_str().to_owned();
         p.push("-wal");
@@ -964,17 +976,40 @@ mod tests {
     }
 
     #[test]
+    fn the_thread_is_woken_once_per_growth_of_the_log_not_after_every_commit() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let path = dir.path().join("s.db");
+        block_on(async {
+            // Woken after each commit from 512 pages of log to 1,024, then
+            // each 512 pages the log grows by; never the writer.
+            let mut w = checkpointed_writer(&path, 512, c_int::MAX).await;
+            // 300 commits of 10 rows each, about 14 pages a commit: some
+            // 4,200 pages of log in all, 260 commits past the first 512.
+            fill(&mut w, 300).await;
+            let pages = i64::try_from(std::fs::metadata(wal(&path)).expect("a log").len() / 4120).expect("pages");
+            let waited = std::time::Instant::now();
+            while w.checkpoints().expect("counted").0 == 0 && waited.elapsed().as_secs() < 20 {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            let (thread, inline) = w.checkpoints().expect("counted");
+            assert_eq!(inline, 0);
+            assert!(thread > 0, "the thread never checkpointed");
+            // About 37 wakes from 512 pages to 1,024 (one a commit) and 6
+            // past it, 43 here (more should the log start over, 37 more
+            // each time). Woken after every commit past 512 pages, as
+            // before, it checkpointed 260 times.
+            assert!(thread <= 100, "the thread checkpointed {thread} times (the log is {pages} pages)");
+            drop(w);
+        });
+    }
+
+    #[test]
     fn past_the_backstop_the_writer_checkpoints_in_its_commit() {
         let dir = tempfile::tempdir().expect("a directory");
         let path = dir.path().join("s.db");
         block_on(async {
-            let mut other = open(&path).await;
-            sqlx::query("CREATE TABLE t (a INTEGER PRIMARY KEY, b BLOB)").execute(&mut other).await.expect("schema");
-            other.close().await.expect("close");
-            let mut w = DirectConn::new(open(&path).await);
             // The thread is never woken.
-            let c = Checkpointer::start_with(&path, c_int::MAX, 64).expect("a checkpointer");
-            w.checkpoint_with(c).await.expect("started");
+            let mut w = checkpointed_writer(&path, c_int::MAX, 64).await;
             fill(&mut w, 100).await;
             let (thread, inline) = w.checkpoints().expect("counted");
             assert_eq!(thread, 0);
