@@ -86,6 +86,23 @@ fn a_store_from_a_newer_lkpbot_is_refused() {
     });
 }
 
+/// Migration 0013 undone on a SQLite store: kept bytes and dependencies
+/// keyed by Message-ID again, messages not numbered.
+const UNDO_SEQ: &[&str] = &[
+    "CREATE TABLE raw_by_id (message_id TEXT PRIMARY KEY REFERENCES messages (message_id), bytes BLOB NOT NULL)",
+    "INSERT INTO raw_by_id SELECT m.message_id, r.bytes FROM raw_messages r JOIN messages m ON m.seq = r.seq",
+    "DROP TABLE raw_messages",
+    "ALTER TABLE raw_by_id RENAME TO raw_messages",
+    "CREATE TABLE deps_by_id (dep_key TEXT NOT NULL, message_id TEXT NOT NULL REFERENCES messages (message_id), \
+     PRIMARY KEY (dep_key, message_id))",
+    "INSERT INTO deps_by_id SELECT d.dep_key, m.message_id FROM thread_deps d JOIN messages m ON m.seq = d.seq",
+    "DROP TABLE thread_deps",
+    "ALTER TABLE deps_by_id RENAME TO thread_deps",
+    "CREATE INDEX thread_deps_message ON thread_deps (message_id)",
+    "DROP INDEX messages_seq",
+    "ALTER TABLE messages DROP COLUMN seq",
+];
+
 /// A store made before cases kept their report's %stddev gets them from
 /// its reports when it is opened, so its perf cases say how clear they
 /// are without being imported again.
@@ -103,23 +120,26 @@ fn cases_opened_before_the_noise_columns_get_them_from_their_reports() {
         // As the store was before migration 0007 (and those after it).
         let url = format!("sqlite://{}", path.display());
         let mut conn = sqlx::SqliteConnection::connect(&url).await.unwrap();
-        for sql in [
-            "DROP INDEX cases_replay_due",
-            "ALTER TABLE cases DROP COLUMN replay_due",
-            "DROP TABLE store_tasks",
-            "DROP INDEX events_tree",
-            "DROP INDEX cases_commit_subject",
-            "DROP TABLE message_keys",
-            "ALTER TABLE events DROP COLUMN tree",
-            "ALTER TABLE events DROP COLUMN by_addr",
-            "ALTER TABLE events DROP COLUMN tag",
-            "ALTER TABLE events DROP COLUMN tree_commit",
-            "ALTER TABLE messages DROP COLUMN withheld",
-            "ALTER TABLE cases DROP COLUMN base_stddev_pct",
-            "ALTER TABLE cases DROP COLUMN new_stddev_pct",
-            "DELETE FROM _sqlx_migrations WHERE version >= 7",
-        ] {
-            sqlx::query(sql).execute(&mut conn).await.unwrap();
+        for sql in UNDO_SEQ.iter().chain(
+            [
+                "DROP INDEX cases_replay_due",
+                "ALTER TABLE cases DROP COLUMN replay_due",
+                "DROP TABLE store_tasks",
+                "DROP INDEX events_tree",
+                "DROP INDEX cases_commit_subject",
+                "DROP TABLE message_keys",
+                "ALTER TABLE events DROP COLUMN tree",
+                "ALTER TABLE events DROP COLUMN by_addr",
+                "ALTER TABLE events DROP COLUMN tag",
+                "ALTER TABLE events DROP COLUMN tree_commit",
+                "ALTER TABLE messages DROP COLUMN withheld",
+                "ALTER TABLE cases DROP COLUMN base_stddev_pct",
+                "ALTER TABLE cases DROP COLUMN new_stddev_pct",
+                "DELETE FROM _sqlx_migrations WHERE version >= 7",
+            ]
+            .iter(),
+        ) {
+            sqlx::query(*sql).execute(&mut conn).await.unwrap();
         }
         conn.close().await.unwrap();
         let mut store = Store::open(&path).await.unwrap();
@@ -183,7 +203,10 @@ fn raw_bytes_only_for_case_messages_and_waiting_replies() {
         let url = format!("sqlite://{}", path.display());
         let mut conn = sqlx::SqliteConnection::connect(&url).await.unwrap();
         let deps: Vec<(String, String)> =
-            sqlx::query_as("SELECT message_id, dep_key FROM thread_deps").fetch_all(&mut conn).await.unwrap();
+            sqlx::query_as("SELECT m.message_id, d.dep_key FROM thread_deps d JOIN messages m ON m.seq = d.seq")
+                .fetch_all(&mut conn)
+                .await
+                .unwrap();
         assert!(!deps.is_empty());
         let members: Vec<String> = run.cases[0].messages.iter().map(|m| m.message_id.to_string()).collect();
         assert!(deps.iter().all(|(m, _)| members.contains(m)), "{deps:?}");
@@ -674,4 +697,99 @@ async fn waiting_mail_comes_in_threading_order_at(at: &Location) {
     assert_eq!(tx.take_dependents("k", 5).await.unwrap(), vec![]);
     assert_eq!(tx.dependents(&["other"]).await.unwrap(), ids(&["c@x"]));
     tx.commit().await.unwrap();
+}
+
+/// A store of schema 12, where kept bytes and dependencies were keyed by
+/// Message-ID, comes out of the migration to numbered messages with each
+/// message's bytes and dependencies still its own, and what is stored
+/// after it is numbered after it.
+#[test]
+fn a_store_of_schema_12_keeps_each_messages_bytes_and_dependencies_once_numbered() {
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite = dir.path().join("lkpbot.db");
+    block_on(async {
+        let old = schema_12_migrations(dir.path(), "migrations", "sqlite").await;
+        let url = format!("sqlite://{}?mode=rwc", sqlite.display());
+        let mut conn = sqlx::SqliteConnection::connect(&url).await.unwrap();
+        old.run(&mut conn).await.unwrap();
+        fill_schema_12(&mut conn, "BLOB").await;
+        conn.close().await.unwrap();
+        numbered_store_keeps_what_was_kept(&Location::Sqlite(sqlite.clone())).await;
+    });
+    if let Some(url) = crate::util::postgres::fresh_db() {
+        block_on(async {
+            let old = schema_12_migrations(dir.path(), "migrations/postgres", "postgres").await;
+            let mut conn = sqlx::PgConnection::connect(&url).await.unwrap();
+            old.run(&mut conn).await.unwrap();
+            fill_schema_12(&mut conn, "BYTEA").await;
+            conn.close().await.unwrap();
+            numbered_store_keeps_what_was_kept(&Location::postgres(&url, None).unwrap()).await;
+        });
+    }
+}
+
+/// The migrations up to 12 of `from` (SQLite's or PostgreSQL's), copied
+/// into a directory of their own under `dir`.
+async fn schema_12_migrations(dir: &std::path::Path, from: &str, name: &str) -> sqlx::migrate::Migrator {
+    let to = dir.join(name);
+    std::fs::create_dir_all(&to).unwrap();
+    let from = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(from);
+    let mut n = 0;
+    for entry in std::fs::read_dir(&from).unwrap() {
+        let path = entry.unwrap().path();
+        let file = path.file_name().unwrap().to_str().unwrap().to_string();
+        let version: Option<u32> = file.split('_').next().and_then(|v| v.parse().ok());
+        if path.extension().is_some_and(|e| e == "sql") && version.is_some_and(|v| v <= 12) {
+            std::fs::copy(&path, to.join(&file)).unwrap();
+            n += 1;
+        }
+    }
+    assert_eq!(n, 12, "migrations 1 to 12 in {}", from.display());
+    sqlx::migrate::Migrator::new(to).await.unwrap()
+}
+
+/// Two unsettled messages with bytes and what they wait for, a settled
+/// one without, in schema 12's tables (`blob`: the store's type of bytes).
+async fn fill_schema_12<C>(conn: &mut C, blob: &str)
+where
+    for<'c> &'c mut C: sqlx::Executor<'c>,
+{
+    for sql in [
+        "INSERT INTO messages (message_id, kind, subject, fetched_at, settled) VALUES \
+         ('c@x', 'unrelated', 'c', 1, 1), ('b@x', 'unrelated', 'b', 2, 0), ('a@x', 'unrelated', 'a', 3, 0)"
+            .to_string(),
+        format!(
+            "INSERT INTO raw_messages (message_id, bytes) VALUES \
+             ('a@x', CAST('bytes of a' AS {blob})), ('b@x', CAST('bytes of b' AS {blob}))"
+        ),
+        "INSERT INTO thread_deps (dep_key, message_id) VALUES ('m:root@x', 'a@x'), ('s:key', 'a@x'), ('m:root@x', 'b@x')"
+            .to_string(),
+    ] {
+        sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(&mut *conn).await.unwrap();
+    }
+}
+
+async fn numbered_store_keeps_what_was_kept(at: &Location) {
+    let mut store = Store::connect(at).await.unwrap();
+    let id = |s: &str| MessageId::new(s).unwrap();
+    assert_eq!(store.raw_message(&id("a@x")).await.unwrap().as_deref(), Some(b"bytes of a".as_slice()));
+    assert_eq!(store.raw_message(&id("b@x")).await.unwrap().as_deref(), Some(b"bytes of b".as_slice()));
+    assert_eq!(store.raw_message(&id("c@x")).await.unwrap(), None);
+    let mut tx = store.begin().await.unwrap();
+    assert_eq!(tx.dependents(&["m:root@x"]).await.unwrap(), [id("a@x"), id("b@x")]);
+    assert_eq!(tx.dependents(&["s:key"]).await.unwrap(), [id("a@x")]);
+    // A message stored now is numbered after them: its bytes and
+    // dependencies are its own, and theirs stay.
+    assert_eq!(tx.insert_messages(vec![row("d@x")]).await.unwrap(), 1);
+    tx.insert_raw(&[(&id("d@x"), b"bytes of d".as_slice())]).await.unwrap();
+    tx.add_deps(&id("d@x"), &["s:key"]).await.unwrap();
+    assert_eq!(tx.dependents(&["s:key"]).await.unwrap(), [id("a@x"), id("d@x")]);
+    // Settling one drops its bytes and dependencies only.
+    assert!(tx.settle(&id("a@x"), false).await.unwrap());
+    assert_eq!(tx.dependents(&["s:key"]).await.unwrap(), [id("d@x")]);
+    assert_eq!(tx.dependents(&["m:root@x"]).await.unwrap(), [id("b@x")]);
+    tx.commit().await.unwrap();
+    assert_eq!(store.raw_message(&id("a@x")).await.unwrap(), None);
+    assert_eq!(store.raw_message(&id("b@x")).await.unwrap().as_deref(), Some(b"bytes of b".as_slice()));
+    assert_eq!(store.raw_message(&id("d@x")).await.unwrap().as_deref(), Some(b"bytes of d".as_slice()));
 }

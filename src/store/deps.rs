@@ -14,7 +14,7 @@ use std::collections::BTreeSet;
 
 use super::db::{self, AsDb, query};
 use super::filter::Filter;
-use super::{StoreError, Tx, err, insert_sql, padded, select_in};
+use super::{StoreError, Tx, err, padded, select_in};
 use crate::model::MessageId;
 
 /// A message's place in threading order (see [`Tx::thread_order`]), of
@@ -71,8 +71,8 @@ impl Tx<'_> {
     }
 
     /// The messages whose threading depends on any of `keys`, each once,
-    /// in Message-ID order (what `thread_deps`' key holds: their places in
-    /// threading order are looked up only for what is threaded).
+    /// in Message-ID order (their places in threading order are looked
+    /// up only for what is threaded).
     pub async fn dependents(&mut self, keys: &[&str]) -> Result<Vec<MessageId>, StoreError> {
         let maybe: Vec<&str> = keys.iter().copied().filter(|k| self.deps.keys.may_contain(k)).collect();
         if maybe.is_empty() {
@@ -80,7 +80,7 @@ impl Tx<'_> {
         }
         super::select_message_ids(
             &mut self.tx,
-            "SELECT DISTINCT message_id FROM thread_deps WHERE dep_key IN",
+            "SELECT DISTINCT m.message_id FROM thread_deps d JOIN messages m ON m.seq = d.seq WHERE d.dep_key IN",
             &maybe,
             "look up thread dependencies",
         )
@@ -96,24 +96,23 @@ impl Tx<'_> {
         }
         let limit = i64::try_from(n).unwrap_or(i64::MAX);
         let rows = query(format!(
-            "SELECT d.message_id, {AT} AS at FROM thread_deps d JOIN messages m ON m.message_id = d.message_id \
-             WHERE d.dep_key = $1 ORDER BY at, d.message_id LIMIT $2"
+            "SELECT m.message_id, {AT} AS at, m.seq FROM thread_deps d JOIN messages m ON m.seq = d.seq \
+             WHERE d.dep_key = $1 ORDER BY at, m.message_id LIMIT $2"
         ))
         .bind(key)
         .bind(limit)
         .fetch_all(&mut self.tx)
         .await
         .map_err(err("look up thread dependencies"))?;
+        let seqs: Vec<i64> =
+            rows.iter().map(|r| r.try_get(2)).collect::<Result<_, _>>().map_err(err("look up thread dependencies"))?;
         let taken = ordered(rows)?;
-        let ids: Vec<&str> = taken.iter().map(|(_, id)| id.as_str()).collect();
-        for chunk in padded(&ids) {
-            let sql = format!(
-                "DELETE FROM thread_deps WHERE dep_key = ? AND message_id IN ({})",
-                super::placeholders(chunk.len())
-            );
+        for chunk in padded(&seqs) {
+            let sql =
+                format!("DELETE FROM thread_deps WHERE dep_key = ? AND seq IN ({})", super::placeholders(chunk.len()));
             let mut q = query(sql).bind(key);
-            for id in chunk {
-                q = q.bind(*id);
+            for seq in chunk {
+                q = q.bind(*seq);
             }
             q.execute(&mut self.tx).await.map_err(err("drop thread dependencies"))?;
         }
@@ -136,8 +135,15 @@ impl Tx<'_> {
             let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
             return self.add_deps(id, &keys).await;
         }
-        let rows = query("SELECT dep_key FROM thread_deps WHERE message_id = $1")
+        let seq: Option<i64> = query("SELECT seq FROM messages WHERE message_id = $1")
             .bind(id.as_str())
+            .fetch_optional(&mut self.tx)
+            .await
+            .and_then(|r| r.map(|r| r.try_get(0)).transpose())
+            .map_err(err("read thread dependencies"))?;
+        let Some(seq) = seq else { return Ok(()) };
+        let rows = query("SELECT dep_key FROM thread_deps WHERE seq = $1")
+            .bind(seq)
             .fetch_all(&mut self.tx)
             .await
             .map_err(err("read thread dependencies"))?;
@@ -146,11 +152,9 @@ impl Tx<'_> {
         let want: BTreeSet<&str> = keys.iter().map(String::as_str).collect();
         let gone: Vec<&str> = have.iter().map(String::as_str).filter(|k| !want.contains(k)).collect();
         for chunk in padded(&gone) {
-            let sql = format!(
-                "DELETE FROM thread_deps WHERE message_id = ? AND dep_key IN ({})",
-                super::placeholders(chunk.len())
-            );
-            let mut q = query(sql).bind(id.as_str());
+            let sql =
+                format!("DELETE FROM thread_deps WHERE seq = ? AND dep_key IN ({})", super::placeholders(chunk.len()));
+            let mut q = query(sql).bind(seq);
             for k in chunk {
                 q = q.bind(*k);
             }
@@ -167,11 +171,12 @@ impl Tx<'_> {
             self.deps.keys.insert(k);
         }
         for chunk in padded(deps) {
-            let sql = insert_sql(
-                "thread_deps (dep_key, message_id)",
-                2,
-                chunk.len(),
-                "ON CONFLICT (dep_key, message_id) DO NOTHING",
+            let row = format!("({})", super::placeholders(2));
+            let sql = format!(
+                "WITH v (k, id) AS (VALUES {}) INSERT INTO thread_deps (seq, dep_key) \
+                 SELECT m.seq, v.k FROM v JOIN messages m ON m.message_id = v.id WHERE true \
+                 ON CONFLICT (seq, dep_key) DO NOTHING",
+                vec![row.as_str(); chunk.len()].join(", ")
             );
             let mut q = query(sql);
             for (k, id) in chunk {

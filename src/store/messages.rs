@@ -88,18 +88,32 @@ impl Tx<'_> {
     }
 
     /// Inserts message rows (ignoring ones already there); returns how many
-    /// were new.
+    /// were new. Each is numbered (`seq`) after every message stored
+    /// before it: the tables of unsettled messages are keyed by that
+    /// number, so what is stored now lands at the end of their B-trees.
+    /// (Numbers of rows that were there already are skipped; the write
+    /// lock keeps them from being taken twice.)
     pub async fn insert_messages(&mut self, msgs: Vec<MessageRow>) -> Result<u64, StoreError> {
+        let last: i64 = query("SELECT COALESCE(MAX(seq), 0) FROM messages")
+            .fetch_one(&mut self.tx)
+            .await
+            .and_then(|r| r.try_get(0))
+            .map_err(err("number messages"))?;
         let mut n = 0;
-        for chunk in padded(&msgs) {
+        let mut next = last + 1;
+        for (chunk, real) in padded(&msgs).zip(msgs.chunks(super::CHUNK_MAX)) {
             let sql = insert_sql(
-                "messages (message_id, kind, subject, from_addr, date, fetched_at, problems, settled)",
-                8,
+                "messages (message_id, kind, subject, from_addr, date, fetched_at, problems, settled, seq)",
+                9,
                 chunk.len(),
                 "ON CONFLICT (message_id) DO NOTHING",
             );
             let mut q = query(sql);
-            for m in chunk {
+            for (i, m) in chunk.into_iter().enumerate() {
+                // The rows that fill the chunk up repeat the last one, number
+                // included: the Message-ID it shares with that row makes
+                // each a conflict, ignored.
+                let seq = next + i64::try_from(i.min(real.len() - 1)).unwrap_or(0);
                 q = q
                     .bind(m.message_id.as_str())
                     .bind(m.kind)
@@ -108,26 +122,34 @@ impl Tx<'_> {
                     .bind(m.date)
                     .bind(m.fetched_at)
                     .bind(m.problems)
-                    .bind(i64::from(m.settled));
+                    .bind(i64::from(m.settled))
+                    .bind(seq);
             }
+            next += i64::try_from(real.len()).unwrap_or(0);
             n += q.execute(&mut self.tx).await.map_err(err("insert messages"))?.rows_affected();
         }
         Ok(n)
     }
 
-    /// Keeps the bytes of messages (ignoring ones kept already).
+    /// Keeps the bytes of stored messages (ignoring ones kept already),
+    /// under their numbers.
     pub async fn insert_raw(&mut self, raws: &[(&MessageId, &[u8])]) -> Result<(), StoreError> {
         for (chunk, real) in padded(raws).zip(raws.chunks(super::CHUNK_MAX)) {
-            let sql =
-                insert_sql("raw_messages (message_id, bytes)", 2, chunk.len(), "ON CONFLICT (message_id) DO NOTHING");
+            let row = format!("({})", super::placeholders(2));
+            let sql = format!(
+                "WITH v (id, bytes) AS (VALUES {}) INSERT INTO raw_messages (seq, bytes) \
+                 SELECT m.seq, v.bytes FROM v JOIN messages m ON m.message_id = v.id WHERE true \
+                 ON CONFLICT (seq) DO NOTHING",
+                vec![row.as_str(); chunk.len()].join(", ")
+            );
             let mut q = query(sql);
             for (i, (id, bytes)) in chunk.into_iter().enumerate() {
-                // The rows that fill the chunk up repeat the last id, which
-                // the first of them keeps: they bind no bytes (a large
-                // message repeated fifteen times was a fourth of an
-                // archive import's bytes bound).
-                let bytes: &[u8] = if i < real.len() { bytes } else { &[] };
-                q = q.bind(id.as_str()).bind(bytes);
+                // The rows that fill the chunk up name no message and
+                // bind no bytes (a large message repeated fifteen times
+                // was a fourth of an archive import's bytes bound).
+                let (id, bytes): (Option<&str>, &[u8]) =
+                    if i < real.len() { (Some(id.as_str()), bytes) } else { (None, &[]) };
+                q = q.bind(id).bind(bytes);
             }
             q.execute(&mut self.tx).await.map_err(err("store raw bytes"))?;
         }
@@ -137,8 +159,8 @@ impl Tx<'_> {
     /// A message's kept bytes and when it was fetched.
     pub async fn raw(&mut self, id: &MessageId) -> Result<Option<(Vec<u8>, i64)>, StoreError> {
         let row = query(
-            "SELECT r.bytes, m.fetched_at FROM raw_messages r JOIN messages m ON m.message_id = r.message_id \
-             WHERE r.message_id = $1",
+            "SELECT r.bytes, m.fetched_at FROM messages m JOIN raw_messages r ON r.seq = m.seq \
+             WHERE m.message_id = $1",
         )
         .bind(id.as_str())
         .fetch_optional(&mut self.tx)
@@ -156,7 +178,7 @@ impl Tx<'_> {
         let what = "read a waiting message";
         let row = query(
             "SELECT r.bytes, m.fetched_at, m.auth, m.auth_author, m.auth_reason, m.withheld \
-             FROM raw_messages r JOIN messages m ON m.message_id = r.message_id WHERE r.message_id = $1",
+             FROM messages m JOIN raw_messages r ON r.seq = m.seq WHERE m.message_id = $1",
         )
         .bind(id.as_str())
         .fetch_optional(&mut self.tx)
@@ -242,7 +264,7 @@ impl Tx<'_> {
         if r.rows_affected() == 0 {
             return Ok(false);
         }
-        query("DELETE FROM raw_messages WHERE message_id = $1")
+        query("DELETE FROM raw_messages WHERE seq = (SELECT seq FROM messages WHERE message_id = $1)")
             .bind(id.as_str())
             .execute(&mut self.tx)
             .await
@@ -325,9 +347,9 @@ impl Tx<'_> {
             "DELETE FROM retests WHERE message_id = $1",
             "DELETE FROM build_summaries WHERE message_id = $1",
             "DELETE FROM retest_requests WHERE message_id = $1",
-            "DELETE FROM thread_deps WHERE message_id = $1",
+            "DELETE FROM thread_deps WHERE seq = (SELECT seq FROM messages WHERE message_id = $1)",
             "DELETE FROM message_keys WHERE message_id = $1",
-            "DELETE FROM raw_messages WHERE message_id = $1",
+            "DELETE FROM raw_messages WHERE seq = (SELECT seq FROM messages WHERE message_id = $1)",
         ] {
             query(sql).bind(id.as_str()).execute(&mut self.tx).await.map_err(err("delete a message"))?;
         }
