@@ -221,7 +221,7 @@ unsafe extern "C" fn wal_hook(ctx: *mut c_void, db: *mut ffi::sqlite3, name: *co
         unsafe { ffi::sqlite3_wal_checkpoint(db, name) };
         hook.inline.fetch_add(1, Ordering::Relaxed);
         hook.woken_at.store(0, Ordering::Relaxed);
-    } else if pages >= hook.behind && (pages < 2 * hook.behind || pages - last >= hook.behind) {
+    } else if pages >= hook.behind && (pages < hook.behind.saturating_mul(2) || pages - last >= hook.behind) {
         hook.woken_at.store(pages, Ordering::Relaxed);
         // Full: already woken and not yet started, so this commit's pages
         // will be in that checkpoint too. Disconnected: the thread is
