@@ -793,3 +793,42 @@ async fn numbered_store_keeps_what_was_kept(at: &Location) {
     assert_eq!(store.raw_message(&id("b@x")).await.unwrap().as_deref(), Some(b"bytes of b".as_slice()));
     assert_eq!(store.raw_message(&id("d@x")).await.unwrap().as_deref(), Some(b"bytes of d".as_slice()));
 }
+
+/// A writer's `finish` with nothing put off since it last finished, and
+/// no other process writing since, opens no transaction (on PostgreSQL
+/// each counts `lkpbot_writes` up, which every reader's cache notices):
+/// a daemon finishes every job so. Once another process wrote, it looks
+/// again for what an import cut short there left, and finishes it.
+#[test]
+fn finish_writes_nothing_when_nothing_is_owed_until_another_process_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    for (at, url) in backend_urls(dir.path()) {
+        block_on(async {
+            let writes = async || match url.starts_with("postgres:") {
+                true => Some(count(&url, "SELECT n FROM lkpbot_writes").await),
+                false => None,
+            };
+            let mut a = crate::thread::engine(Store::connect(&at).await.unwrap());
+            a.push(crate::thread::env(&plain("a@x", None))).await.unwrap();
+            a.finish().await.unwrap();
+            assert!(!a.store().others_wrote().await.unwrap(), "{at}");
+            let before = writes().await;
+            a.finish().await.unwrap();
+            assert_eq!(writes().await, before, "{at}: a finish with nothing owed wrote");
+            // Another process imports and is cut short: its cases' replays
+            // are left due.
+            let mut b = crate::thread::engine(Store::connect(&at).await.unwrap());
+            for m in fixture_messages("same-patch-two-shas") {
+                b.push(crate::thread::env(&m)).await.unwrap();
+            }
+            b.sweep_stale(0, 30).await.unwrap();
+            drop(b);
+            let due = "SELECT COUNT(*) FROM cases WHERE replay_due = 1";
+            assert!(count(&url, due).await > 0, "{at}: the cut-short import left no replays due");
+            assert!(a.store().others_wrote().await.unwrap(), "{at}");
+            a.finish().await.unwrap();
+            assert_eq!(count(&url, due).await, 0, "{at}: what the other process left is not finished");
+            assert!(!a.store().others_wrote().await.unwrap(), "{at}");
+        });
+    }
+}

@@ -142,6 +142,10 @@ pub struct Engine {
     stats: IngestStats,
     /// Cases changed in this run, for the stale sweep.
     touched: BTreeSet<CaseId>,
+    /// Whether an import of this engine may have put threading or
+    /// replays off to its end since `import_ended` last ran (true at
+    /// first: an import cut short may have left them).
+    end_owed: bool,
 }
 
 impl Engine {
@@ -154,6 +158,7 @@ impl Engine {
             recent: HashMap::new(),
             stats: IngestStats::default(),
             touched: BTreeSet::new(),
+            end_owed: true,
         }
     }
 
@@ -224,7 +229,13 @@ impl Engine {
     /// Threads again what an import put off to its end (see
     /// `Threader::put_off_to_import_end`), then replays the cases whose
     /// replay it put off, a transaction per [`BATCH_MESSAGES`] of either.
-    pub async fn import_ended(&mut self) -> Result<(), StoreError> {
+    /// Nothing, not even a transaction, when this engine put nothing off
+    /// since it last did this and no other process wrote since (one cut
+    /// short may have left work): a daemon finishes every job this way.
+    async fn import_ended(&mut self) -> Result<(), StoreError> {
+        if !self.end_owed && !self.store.others_wrote().await? {
+            return Ok(());
+        }
         let mut ahead = None;
         loop {
             let mut tx = self.store.begin().await?;
@@ -244,6 +255,7 @@ impl Engine {
             let n = tx.replay_due(BATCH_MESSAGES).await?;
             tx.commit().await?;
             if n == 0 {
+                self.end_owed = false;
                 return Ok(());
             }
         }
@@ -322,6 +334,7 @@ impl Engine {
         let mut th = threading::Threader::new(&mut tx, &self.settings, &mut self.stats, &mut self.touched);
         if self.settings.acting.is_none() {
             th.put_off_to_import_end();
+            self.end_owed = true;
         }
         th.ask_patch_cases(&versions).await?;
         let mut plain = Plain::default();

@@ -42,6 +42,12 @@ pub(super) struct DepFilter {
 }
 
 impl DepFilter {
+    /// The write version this connection's last write left (`None`
+    /// before the first).
+    pub(super) fn version(&self) -> Option<i64> {
+        self.version
+    }
+
     /// Fills the filter again if another connection committed since it
     /// was filled. Called at the start of every write transaction (which
     /// holds the write lock, so nothing commits during it).

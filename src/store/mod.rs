@@ -221,6 +221,17 @@ impl Store {
         Ok(true)
     }
 
+    /// Whether another connection may have committed a write since this
+    /// one's last write transaction began (true before the first): read
+    /// outside any transaction, so asking writes nothing (on PostgreSQL a
+    /// write transaction counts `lkpbot_writes` up, which every reader's
+    /// cache notices).
+    pub async fn others_wrote(&mut self) -> Result<bool, StoreError> {
+        let Some(mine) = self.deps.version() else { return Ok(true) };
+        let now = db::data_version(&mut self.conn).await.map_err(err("read the data version"))?;
+        Ok(now != mine)
+    }
+
     /// Starts a write transaction; nothing is visible to others until
     /// [`Tx::commit`].
     ///
