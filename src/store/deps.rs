@@ -177,16 +177,9 @@ impl Tx<'_> {
             self.deps.keys.insert(k);
         }
         for chunk in padded(deps) {
-            let row = format!("({})", super::placeholders(2));
-            let sql = format!(
-                "WITH v (k, id) AS (VALUES {}) INSERT INTO thread_deps (seq, dep_key) \
-                 SELECT m.seq, v.k FROM v JOIN messages m ON m.message_id = v.id WHERE true \
-                 ON CONFLICT (seq, dep_key) DO NOTHING",
-                vec![row.as_str(); chunk.len()].join(", ")
-            );
-            let mut q = query(sql);
+            let mut q = query(super::insert_numbered_sql("thread_deps", &["dep_key"], "seq, dep_key", chunk.len()));
             for (k, id) in chunk {
-                q = q.bind(k.as_str()).bind(id.as_str());
+                q = q.bind(id.as_str()).bind(k.as_str());
             }
             q.execute(&mut self.tx).await.map_err(err("record thread dependencies"))?;
         }

@@ -135,14 +135,7 @@ impl Tx<'_> {
     /// under their numbers.
     pub async fn insert_raw(&mut self, raws: &[(&MessageId, &[u8])]) -> Result<(), StoreError> {
         for (chunk, real) in padded(raws).zip(raws.chunks(super::CHUNK_MAX)) {
-            let row = format!("({})", super::placeholders(2));
-            let sql = format!(
-                "WITH v (id, bytes) AS (VALUES {}) INSERT INTO raw_messages (seq, bytes) \
-                 SELECT m.seq, v.bytes FROM v JOIN messages m ON m.message_id = v.id WHERE true \
-                 ON CONFLICT (seq) DO NOTHING",
-                vec![row.as_str(); chunk.len()].join(", ")
-            );
-            let mut q = query(sql);
+            let mut q = query(super::insert_numbered_sql("raw_messages", &["bytes"], "seq", chunk.len()));
             for (i, (id, bytes)) in chunk.into_iter().enumerate() {
                 // The rows that fill the chunk up name no message and
                 // bind no bytes (a large message repeated fifteen times
@@ -256,20 +249,26 @@ impl Tx<'_> {
     /// its threading depended on go (`fresh`: stored just now, it depended
     /// on nothing yet). Returns false when it was already.
     pub async fn settle(&mut self, id: &MessageId, fresh: bool) -> Result<bool, StoreError> {
-        let r = query("UPDATE messages SET settled = 1 WHERE message_id = $1 AND settled = 0")
-            .bind(id.as_str())
-            .execute(&mut self.tx)
-            .await
-            .map_err(err("settle a message"))?;
-        if r.rows_affected() == 0 {
-            return Ok(false);
-        }
-        query("DELETE FROM raw_messages WHERE seq = (SELECT seq FROM messages WHERE message_id = $1)")
-            .bind(id.as_str())
+        let seq: Option<i64> =
+            query("UPDATE messages SET settled = 1 WHERE message_id = $1 AND settled = 0 RETURNING seq")
+                .bind(id.as_str())
+                .fetch_optional(&mut self.tx)
+                .await
+                .and_then(|r| r.map(|r| r.try_get(0)).transpose())
+                .map_err(err("settle a message"))?;
+        let Some(seq) = seq else { return Ok(false) };
+        query("DELETE FROM raw_messages WHERE seq = $1")
+            .bind(seq)
             .execute(&mut self.tx)
             .await
             .map_err(err("drop raw bytes"))?;
-        self.set_deps(id, &[], fresh).await?;
+        if !fresh {
+            query("DELETE FROM thread_deps WHERE seq = $1")
+                .bind(seq)
+                .execute(&mut self.tx)
+                .await
+                .map_err(err("drop thread dependencies"))?;
+        }
         Ok(true)
     }
 

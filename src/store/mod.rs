@@ -412,9 +412,30 @@ fn padded<T>(items: &[T]) -> impl Iterator<Item = Vec<&T>> {
     })
 }
 
+/// `(?, ...), ...`: `rows` rows of `cols` values.
+fn values(cols: usize, rows: usize) -> String {
+    let row = format!("({})", placeholders(cols));
+    vec![row.as_str(); rows].join(", ")
+}
+
 /// `INSERT INTO {into} VALUES (?, ...), ... {tail}` for `rows` rows of
 /// `cols` values.
 fn insert_sql(into: &str, cols: usize, rows: usize, tail: &str) -> String {
-    let row = format!("({})", placeholders(cols));
-    format!("INSERT INTO {into} VALUES {} {tail}", vec![row.as_str(); rows].join(", "))
+    format!("INSERT INTO {into} VALUES {} {tail}", values(cols, rows))
+}
+
+/// The insert of `rows` rows into `table`, whose rows are keyed by their
+/// message's number (`seq`) and unique by `unique`: each row binds a
+/// Message-ID, then `cols`. A row naming no stored message inserts
+/// nothing; one already there is ignored.
+fn insert_numbered_sql(table: &str, cols: &[&str], unique: &str, rows: usize) -> String {
+    let names = cols.join(", ");
+    let picked: Vec<String> = cols.iter().map(|c| format!("v.{c}")).collect();
+    format!(
+        "WITH v (message_id, {names}) AS (VALUES {}) INSERT INTO {table} (seq, {names}) \
+         SELECT m.seq, {} FROM v JOIN messages m ON m.message_id = v.message_id WHERE true \
+         ON CONFLICT ({unique}) DO NOTHING",
+        values(cols.len() + 1, rows),
+        picked.join(", ")
+    )
 }
