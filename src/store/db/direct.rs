@@ -919,11 +919,20 @@ mod tests {
     /// A writer of a new store at `path` with a table `t`, checkpointed by
     /// a thread with these limits.
     async fn checkpointed_writer(path: &std::path::Path, behind: c_int, backstop: c_int) -> DirectConn {
+        writer_checkpointed_by(path, |p| Checkpointer::start_with(p, behind, backstop)).await
+    }
+
+    /// A writer of a new store at `path` with a table `t`, checkpointed by
+    /// what `start` starts.
+    async fn writer_checkpointed_by(
+        path: &std::path::Path,
+        start: impl FnOnce(&std::path::Path) -> std::io::Result<Checkpointer>,
+    ) -> DirectConn {
         let mut other = open(path).await;
         sqlx::query("CREATE TABLE t (a INTEGER PRIMARY KEY, b BLOB)").execute(&mut other).await.expect("schema");
         other.close().await.expect("close");
         let mut w = DirectConn::new(open(path).await);
-        let c = Checkpointer::start_with(path, behind, backstop).expect("a checkpointer");
+        let c = start(path).expect("a checkpointer");
         w.checkpoint_with(c).await.expect("started");
         w
     }
@@ -1000,6 +1009,30 @@ mod tests {
             // before, it checkpointed 260 times.
             assert!(thread <= 100, "the thread checkpointed {thread} times (the log is {pages} pages)");
             drop(w);
+        });
+    }
+
+    #[test]
+    fn the_thread_grows_the_limits_with_the_store() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let path = dir.path().join("s.db");
+        block_on(async {
+            let mut w = writer_checkpointed_by(&path, |p| Checkpointer::start_growing(p, 16, 64)).await;
+            assert_eq!(w.checkpointer.as_ref().expect("started").limits_now(), (16, 64));
+            // 1,000 rows of 4 KiB: some 2,000 pages of store, whose eighth
+            // is past four times the wake point.
+            fill(&mut w, 100).await;
+            let waited = std::time::Instant::now();
+            while w.checkpointer.as_ref().expect("started").limits_now() != (64, 256) && waited.elapsed().as_secs() < 20
+            {
+                // Each commit past the wake point wakes the thread.
+                fill(&mut w, 1).await;
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            let pages = std::fs::metadata(&path).expect("the store").len() / 4096;
+            assert!(pages >= 8 * 64, "the store is {pages} pages");
+            assert_eq!(w.checkpointer.as_ref().expect("started").limits_now(), (64, 256));
+            w.close().await.expect("close");
         });
     }
 
