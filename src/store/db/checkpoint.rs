@@ -149,11 +149,11 @@ impl Checkpointer {
         let read = set.clone();
         let store = path.to_path_buf();
         let grow = move || {
-            // The store's size; unknown (the file is gone), the limits stay.
-            let Ok(m) = std::fs::metadata(&store) else { return };
             if !grows {
                 return;
             }
+            // The store's size; unknown (the file is gone), the limits stay.
+            let Ok(m) = std::fs::metadata(&store) else { return };
             let (b, s) = limits(m.len() / 4096, behind, backstop);
             set.behind.store(b, Ordering::Relaxed);
             set.backstop.store(s, Ordering::Relaxed);
