@@ -1023,7 +1023,7 @@ mod tests {
             // is past four times the wake point.
             fill(&mut w, 100).await;
             let waited = std::time::Instant::now();
-            while w.checkpointer.as_ref().expect("started").limits_now() != (64, 256) && waited.elapsed().as_secs() < 20
+            while w.checkpointer.as_ref().expect("started").limits_now() != (64, 512) && waited.elapsed().as_secs() < 20
             {
                 // Each commit past the wake point wakes the thread.
                 fill(&mut w, 1).await;
@@ -1031,7 +1031,7 @@ mod tests {
             }
             let pages = std::fs::metadata(&path).expect("the store").len() / 4096;
             assert!(pages >= 8 * 64, "the store is {pages} pages");
-            assert_eq!(w.checkpointer.as_ref().expect("started").limits_now(), (64, 256));
+            assert_eq!(w.checkpointer.as_ref().expect("started").limits_now(), (64, 512));
             w.close().await.expect("close");
         });
     }
