@@ -340,6 +340,47 @@ fn stale_marks_are_kept_not_rewritten() {
     });
 }
 
+/// A sweep reads many cases' events in one statement: each case gets
+/// the marks its own activity gives (`stale_times` on its events), not
+/// a neighbour's, over every thread fixture's cases at once.
+#[test]
+fn a_sweep_marks_each_case_by_its_own_activity() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lkpbot.db");
+    let day = 86_400;
+    block_on(async {
+        let mut engine = crate::thread::engine(Store::open(&path).await.unwrap());
+        for m in &crate::thread::all_fixture_messages() {
+            engine.push(crate::thread::env(m)).await.unwrap();
+        }
+        engine.finish().await.unwrap();
+        let cases = engine.store().cases(lkpbot::case::CaseFilter::All, true).await.unwrap();
+        // Halfway between the first case's last activity and the last's,
+        // past the window: some cases stale, some not.
+        let (first, last) =
+            (cases.iter().map(|c| c.updated_at).min().unwrap(), cases.iter().map(|c| c.updated_at).max().unwrap());
+        let now = first + (last - first) / 2 + 30 * day;
+        let swept = engine.sweep_stale(now, 30).await.unwrap();
+        assert!(swept.cases >= 2, "{swept:?}");
+        let reader = lkpbot::store::Reader::open(&path).await.unwrap();
+        let (mut marked, mut unmarked) = (0, 0);
+        for c in &cases {
+            let record = reader.case(c.view.id).await.unwrap().unwrap();
+            let marks: Vec<i64> =
+                record.events.iter().filter(|e| e.kind == lkpbot::case::EventKind::Stale).map(|e| e.at).collect();
+            let mut want = lkpbot::case::stale_times(c.view.facts.kind, &record.events, now, 30);
+            want.sort_unstable();
+            let mut got = marks.clone();
+            got.sort_unstable();
+            if c.view.state.is_open() || !got.is_empty() {
+                assert_eq!(got, want, "case {} ({})", c.view.id.0, c.view.facts.title);
+            }
+            if got.is_empty() { unmarked += 1 } else { marked += 1 }
+        }
+        assert!(marked > 0 && unmarked > 0, "{marked} cases marked, {unmarked} not");
+    });
+}
+
 /// A source's checkpoint is stored with the batch that holds its
 /// messages: the last token of each source in the batch, duplicates
 /// included (a re-fetch still moves the source on), nothing before the

@@ -362,6 +362,38 @@ impl Tx<'_> {
         rows.iter().map(|r| rows::event(r).map(|(_, e)| e)).collect()
     }
 
+    /// The events of each of `cases` (as [`Tx::events`] reads one case's,
+    /// in its order), and its stale marks as stored, for
+    /// [`Tx::put_events_over`]: a stale sweep's reads, one statement for
+    /// many cases.
+    pub async fn events_of_cases(
+        &mut self,
+        cases: &[CaseId],
+    ) -> Result<HashMap<CaseId, (Vec<Event>, StoredEvents)>, StoreError> {
+        let ids: Vec<i64> = cases.iter().map(|c| c.0).collect();
+        let select = format!("SELECT e.id, e.seq, {} FROM events e WHERE e.case_id IN", rows::EVENT_COLUMNS);
+        let rows = super::select_in(
+            &mut self.tx,
+            &select,
+            " ORDER BY e.case_id, e.at, e.kind, e.message_id, e.seq",
+            &ids,
+            "read events",
+        )
+        .await?;
+        let mut out: HashMap<CaseId, (Vec<Event>, StoredEvents)> = HashMap::new();
+        for row in &rows {
+            let (case, e) = rows::event(row)?;
+            let (all, stale) = out.entry(case).or_default();
+            if e.message_id.is_none() && e.kind == EventKind::Stale {
+                let id: i64 = row.try_get("id").map_err(err("read events"))?;
+                let seq: i64 = row.try_get("seq").map_err(err("read events"))?;
+                stale.0.insert((None, e.kind.as_str(), seq), (id, e.clone()));
+            }
+            all.push(e);
+        }
+        Ok(out)
+    }
+
     /// Adds an event no message caused (stale marks aside): the bot's own
     /// doings, like a retest request timing out.
     pub async fn add_event(&mut self, case: CaseId, e: &Event) -> Result<(), StoreError> {
