@@ -34,10 +34,15 @@ impl StoredEvents {
             let id: i64 = row.try_get("id").map_err(err("read events"))?;
             let seq: i64 = row.try_get("seq").map_err(err("read events"))?;
             let (case, e) = rows::event(row)?;
-            let key = (e.message_id.as_ref().map(|m| m.to_string()), e.kind.as_str(), seq);
-            out.entry(case).or_default().0.insert(key, (id, e));
+            out.entry(case).or_default().insert(id, seq, e);
         }
         Ok(out)
+    }
+
+    /// Keeps stored event `id` (its `seq` and itself) under its key.
+    fn insert(&mut self, id: i64, seq: i64, e: Event) {
+        let key = (e.message_id.as_ref().map(|m| m.to_string()), e.kind.as_str(), seq);
+        self.0.insert(key, (id, e));
     }
 
     /// Whether one of them is of `kind`.
@@ -387,7 +392,7 @@ impl Tx<'_> {
             if e.message_id.is_none() && e.kind == EventKind::Stale {
                 let id: i64 = row.try_get("id").map_err(err("read events"))?;
                 let seq: i64 = row.try_get("seq").map_err(err("read events"))?;
-                stale.0.insert((None, e.kind.as_str(), seq), (id, e.clone()));
+                stale.insert(id, seq, e.clone());
             }
             all.push(e);
         }
