@@ -359,10 +359,8 @@ impl Tx<'_> {
 
     /// A case's events (in a deterministic order; `replay` sorts by time).
     pub async fn events(&mut self, case: CaseId) -> Result<Vec<Event>, StoreError> {
-        let sql = format!(
-            "SELECT {} FROM events e WHERE e.case_id = $1 ORDER BY e.at, e.kind, e.message_id, e.seq",
-            rows::EVENT_COLUMNS
-        );
+        let sql =
+            format!("SELECT {} FROM events e WHERE e.case_id = $1 ORDER BY {}", rows::EVENT_COLUMNS, rows::EVENT_ORDER);
         let rows = query(sql).bind(case.0).fetch_all(&mut self.tx).await.map_err(err("read events"))?;
         rows.iter().map(|r| rows::event(r).map(|(_, e)| e)).collect()
     }
@@ -380,7 +378,7 @@ impl Tx<'_> {
         let rows = super::select_in(
             &mut self.tx,
             &select,
-            " ORDER BY e.case_id, e.at, e.kind, e.message_id, e.seq",
+            &format!(" ORDER BY e.case_id, {}", rows::EVENT_ORDER),
             &ids,
             "read events",
         )

@@ -431,7 +431,7 @@ async fn add_timelines(conn: &mut impl AsDb, cases: &mut [CaseRecord], all: bool
         conn,
         &format!("SELECT {} FROM events e", rows::EVENT_COLUMNS),
         "e.case_id",
-        "e.case_id, e.at, e.kind, e.message_id, e.seq",
+        &format!("e.case_id, {}", rows::EVENT_ORDER),
         &ids,
         all,
         "read events",

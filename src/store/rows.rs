@@ -110,6 +110,10 @@ pub fn verdict(s: &str) -> Result<Verdict, StoreError> {
 pub const EVENT_COLUMNS: &str =
     "e.case_id, e.at, e.kind, e.message_id, e.verdict, e.fix_commit, e.note, e.tree, e.by_addr, e.tag, e.tree_commit";
 
+/// The order of a case's events, as replays and pages read them (after
+/// the case, where several cases' are read at once).
+pub const EVENT_ORDER: &str = "e.at, e.kind, e.message_id, e.seq";
+
 pub(super) fn event(row: &Row) -> Result<(CaseId, Event), StoreError> {
     let kind: String = get(row, "kind")?;
     let message: Option<String> = get(row, "message_id")?;
