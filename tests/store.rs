@@ -86,9 +86,11 @@ fn a_store_from_a_newer_lkpbot_is_refused() {
     });
 }
 
-/// Migration 0013 undone on a SQLite store: kept bytes and dependencies
-/// keyed by Message-ID again, messages not numbered.
+/// Migrations 0014 and 0013 undone on a SQLite store: events indexed by
+/// Message-ID, kept bytes and dependencies keyed by it again, messages
+/// not numbered.
 const UNDO_SEQ: &[&str] = &[
+    "CREATE INDEX events_message ON events (message_id)",
     "CREATE TABLE raw_by_id (message_id TEXT PRIMARY KEY REFERENCES messages (message_id), bytes BLOB NOT NULL)",
     "INSERT INTO raw_by_id SELECT m.message_id, r.bytes FROM raw_messages r JOIN messages m ON m.seq = r.seq",
     "DROP TABLE raw_messages",
@@ -665,6 +667,8 @@ fn changed_events_say_whether_the_title_may_change() {
         let report = MessageId::new("r@x").unwrap();
         let case = tx.open_case(&CaseFacts::new(CaseKind::Build, "t".into(), report, 0)).await.unwrap();
         let c = MessageId::new("c@x").unwrap();
+        // A message's events are only ever in a case it is a member of.
+        tx.attach(case, &c, lkpbot::case::Strategy::References).await.unwrap();
         let said = |at, kind: EventKind, note: Option<&str>| Event {
             note: note.map(str::to_string),
             ..Event::new(at, kind, Some(c.clone()))

@@ -299,14 +299,22 @@ impl Tx<'_> {
     /// The events `message` caused, in each case it caused any: read in
     /// one statement, for [`Tx::put_events_over`] (a later version of a
     /// patch joins every case of its patch key, up to a hundred and more).
+    /// Found through its memberships (migration 0014): an event with a
+    /// message is only ever in a case the message is a member of.
     pub async fn events_of(&mut self, message: &MessageId) -> Result<HashMap<CaseId, StoredEvents>, StoreError> {
-        let sql = format!("SELECT e.id, e.seq, {} FROM events e WHERE e.message_id = $1", rows::EVENT_COLUMNS);
+        let sql = format!(
+            "SELECT e.id, e.seq, {} FROM case_messages cm \
+             JOIN events e ON e.case_id = cm.case_id AND e.message_id = cm.message_id WHERE cm.message_id = $1",
+            rows::EVENT_COLUMNS
+        );
         let rows = query(sql).bind(message.as_str()).fetch_all(&mut self.tx).await.map_err(err("read events"))?;
         StoredEvents::read(&rows)
     }
 
     /// [`Tx::put_events`] for a message whose events in `case` are `had`
-    /// (as [`Tx::events_of`] read them, in this transaction).
+    /// (as [`Tx::events_of`] read them, in this transaction). A message's
+    /// events go only in a case it is a member of ([`Tx::attach`] first):
+    /// that is how [`Tx::events_of`] and [`Tx::delete_message`] find them.
     pub async fn put_events_over(
         &mut self,
         case: CaseId,

@@ -326,21 +326,21 @@ impl Tx<'_> {
     /// case it opened is the caller's, first). Returns the cases it was
     /// in, to replay, or `None` when it was not stored.
     pub async fn delete_message(&mut self, id: &MessageId) -> Result<Option<BTreeSet<CaseId>>, StoreError> {
-        let rows = query(
-            "SELECT case_id FROM case_messages WHERE message_id = $1 \
-             UNION SELECT case_id FROM events WHERE message_id = $1",
-        )
-        .bind(id.as_str())
-        .fetch_all(&mut self.tx)
-        .await
-        .map_err(err("read a message's cases"))?;
+        let rows = query("SELECT case_id FROM case_messages WHERE message_id = $1")
+            .bind(id.as_str())
+            .fetch_all(&mut self.tx)
+            .await
+            .map_err(err("read a message's cases"))?;
         let cases = rows
             .iter()
             .map(|r| r.try_get::<i64, _>(0).map(CaseId))
             .collect::<Result<BTreeSet<_>, _>>()
             .map_err(err("read a message's cases"))?;
         for sql in [
-            "DELETE FROM events WHERE message_id = $1",
+            // Through its memberships (an event with a message is only in
+            // a case the message is a member of), before them.
+            "DELETE FROM events WHERE message_id = $1 \
+             AND case_id IN (SELECT case_id FROM case_messages WHERE message_id = $1)",
             "DELETE FROM case_messages WHERE message_id = $1",
             "DELETE FROM reports WHERE message_id = $1",
             "DELETE FROM retests WHERE message_id = $1",
