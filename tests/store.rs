@@ -877,3 +877,35 @@ fn finish_writes_nothing_when_nothing_is_owed_until_another_process_writes() {
         });
     }
 }
+
+/// A store threaded by an older lkpbot may hold an event of a message in
+/// a case the message is not a member of, which the events' index by
+/// Message-ID found and migration 0014 drops. The migration takes such
+/// events away, and the next writer replays their cases and threads
+/// their messages again: the cases come out as threading makes them.
+#[test]
+fn events_outside_a_membership_are_threaded_again_after_migration_14() {
+    let msgs = fixture_messages("reply-chain");
+    let dir = tempfile::tempdir().unwrap();
+    for (at, url) in backend_urls(dir.path()) {
+        block_on(async {
+            let before = ingest_at(&at, &msgs).await;
+            const ORPHANS: &str = "SELECT COUNT(*) FROM events e WHERE e.message_id IS NOT NULL AND NOT EXISTS \
+                 (SELECT 1 FROM case_messages cm WHERE cm.case_id = e.case_id AND cm.message_id = e.message_id)";
+            // As schema 13 left it, with the replies' memberships lost.
+            raw_sql(
+                &url,
+                &[
+                    "CREATE INDEX events_message ON events (message_id)",
+                    "DELETE FROM _sqlx_migrations WHERE version = 14",
+                    "DELETE FROM case_messages WHERE strategy <> 'report'",
+                ],
+            )
+            .await;
+            assert!(count(&url, ORPHANS).await > 0, "{at}: the fixture's replies caused no events");
+            let after = ingest_at(&at, &[]).await;
+            assert_eq!(count(&url, ORPHANS).await, 0, "{at}");
+            assert_eq!(after, before, "{at}");
+        });
+    }
+}
