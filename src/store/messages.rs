@@ -336,12 +336,11 @@ impl Tx<'_> {
             .map(|r| r.try_get::<i64, _>(0).map(CaseId))
             .collect::<Result<BTreeSet<_>, _>>()
             .map_err(err("read a message's cases"))?;
+        // Its events are only in cases it is a member of.
+        for case in &cases {
+            self.detach(*case, id).await?;
+        }
         for sql in [
-            // Through its memberships (an event with a message is only in
-            // a case the message is a member of), before them.
-            "DELETE FROM events WHERE message_id = $1 \
-             AND case_id IN (SELECT case_id FROM case_messages WHERE message_id = $1)",
-            "DELETE FROM case_messages WHERE message_id = $1",
             "DELETE FROM reports WHERE message_id = $1",
             "DELETE FROM retests WHERE message_id = $1",
             "DELETE FROM build_summaries WHERE message_id = $1",
