@@ -35,6 +35,15 @@
 //! minutes; 0 only builds the archive). `bench_web OUT.db` then serves
 //! the store the last round leaves beside OUT.mbox.
 //!
+//! `--public-inbox LIST.mbox INBOX_DIR` lays the list out as a
+//! public-inbox v2 inbox of one epoch unless INBOX_DIR exists (one commit
+//! per message, its bytes in the file `m`, written by `git fast-import`
+//! as public-inbox writes its epochs, and not repacked, so the commits lie
+//! among the messages all through the pack), then runs the rounds over
+//! the inbox: (a) reads each commit's message with gix before parsing it.
+//! Its peak RSS is the check that reading an epoch keeps memory flat
+//! (`source/public_inbox.rs`, `REOPEN_COMMITS`).
+//!
 //! The copies of `--million` differ only in their Message-IDs, so every
 //! copy reports the same commits and posts the same patches under the
 //! same subjects: each copy's report and each later version of a patch
@@ -97,6 +106,22 @@ fn main() {
         }
         keep_store = Some(out.with_extension("db"));
         out
+    } else if args.get(1).map(String::as_str) == Some("--public-inbox") {
+        let list = PathBuf::from(args.get(2).expect("--public-inbox LIST.mbox INBOX_DIR"));
+        let inbox = PathBuf::from(args.get(3).expect("--public-inbox LIST.mbox INBOX_DIR"));
+        let epoch = inbox.join("git").join("0.git");
+        if !epoch.exists() {
+            let t = Instant::now();
+            let written = build_inbox(&list, &epoch);
+            println!("inbox: {written} messages in one epoch, built in {:.1}s", t.elapsed().as_secs_f64());
+        }
+        let size: u64 = std::fs::read_dir(epoch.join("objects").join("pack"))
+            .expect("the epoch has packs")
+            .filter_map(|e| e.ok()?.metadata().ok())
+            .map(|m| m.len())
+            .sum();
+        println!("inbox: {} ({:.1} MiB of packs)", inbox.display(), size as f64 / (1 << 20) as f64);
+        inbox
     } else if args.get(1).map(String::as_str) == Some("--archive") {
         let mbox = PathBuf::from(args.get(2).expect("--archive FILE"));
         let size = std::fs::metadata(&mbox).map(|m| m.len()).expect("the archive is readable");
@@ -217,6 +242,39 @@ fn child_ingest(mbox: &Path, db: &Path) {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     let hwm = status.lines().find_map(|l| l.strip_prefix("VmHWM:")).unwrap_or("0 kB");
     println!("vmhwm_kib: {}", hwm.trim().trim_end_matches("kB").trim());
+}
+
+/// Writes every message of `list` to a new bare repository at `epoch`, one
+/// commit each on `master` (the message in `m`), through `git fast-import`.
+fn build_inbox(list: &Path, epoch: &Path) -> usize {
+    use std::process::{Command, Stdio};
+    let git = |args: &[&str]| Command::new("git").args(args).status().expect("git runs").success();
+    let path = epoch.to_string_lossy();
+    assert!(git(&["init", "-q", "--bare", "--initial-branch=master", &path]), "git init {path}");
+    let mut child = Command::new("git")
+        .args(["--git-dir", &path, "fast-import", "--quiet"])
+        .stdin(Stdio::piped())
+        .spawn()
+        .expect("git fast-import runs");
+    let mut w = BufWriter::new(child.stdin.take().expect("stdin"));
+    let mut n = 0;
+    for raw in lkpbot::source::open(list).expect("open the list") {
+        let raw = raw.expect("read the list");
+        let (blob, commit) = (2 * n + 1, 2 * n + 2);
+        write!(w, "blob\nmark :{blob}\ndata {}\n", raw.bytes.len()).expect("write");
+        w.write_all(&raw.bytes).expect("write");
+        write!(w, "\ncommit refs/heads/master\nmark :{commit}\n").expect("write");
+        write!(w, "committer public-inbox <bench@example.org> {} +0000\ndata 2\nm\n", 1_500_000_000 + n)
+            .expect("write");
+        if n > 0 {
+            writeln!(w, "from :{}", commit - 2).expect("write");
+        }
+        write!(w, "M 100644 :{blob} m\n\n").expect("write");
+        n += 1;
+    }
+    drop(w);
+    assert!(child.wait().expect("git fast-import ends").success(), "git fast-import failed");
+    n
 }
 
 /// xorshift64*: a reproducible stream of numbers, no dependency.
