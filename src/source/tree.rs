@@ -178,17 +178,23 @@ impl Tree {
                 out.rewritten = true;
             }
         }
+        // What the look back must not read twice; only kept when there is
+        // one, since a first pass reads a whole history (1.3 million
+        // commits in the kernel's).
+        let look_back = since.filter(|_| last.is_some());
         let mut seen: HashSet<ObjectId> = HashSet::new();
         if last != Some(tip) {
             let walk = self.repo.rev_walk([tip]).with_hidden(last).all().map_err(|e| self.git(&e))?;
             for info in walk {
                 let id = info.map_err(|e| self.git(&e))?.id;
-                seen.insert(id);
+                if look_back.is_some() {
+                    seen.insert(id);
+                }
                 out.read += 1;
                 each(self.read(id)?);
             }
         }
-        if let Some(since) = since.filter(|_| last.is_some()) {
+        if let Some(since) = look_back {
             let sorting =
                 Sorting::ByCommitTimeCutoff { order: CommitTimeOrder::NewestFirst, seconds: since - DATE_SLACK };
             let walk = self.repo.rev_walk([tip]).sorting(sorting).all().map_err(|e| self.git(&e))?;
