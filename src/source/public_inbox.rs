@@ -138,8 +138,8 @@ pub(super) fn describe(e: &dyn std::error::Error) -> String {
 /// gix maps the epoch's pack and pack index into memory, and every page
 /// of them a read touches stays resident, counted in the process's RSS,
 /// while the repository is open: a whole epoch read through one opening
-/// ends up holding most of it (a 122 MB epoch of the cgroups list took
-/// the import's peak RSS to 190 MB; a lore epoch is about a gigabyte).
+/// ends up holding most of it (a 121 MiB epoch of the cgroups list took
+/// the import's peak RSS to 185 MiB; a lore epoch is about a gigabyte).
 /// Opened again each [`REOPEN_COMMITS`] commits or [`REOPEN_BYTES`] of
 /// mail, whichever comes first, the maps start over. The commits are
 /// bounded too because the pack index's pages are touched by lookups,
