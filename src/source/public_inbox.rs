@@ -278,10 +278,13 @@ impl EpochReader {
         let mut blob = entry.object().map_err(|e| describe(&e))?;
         let mut bytes = std::mem::take(&mut blob.data);
         let original_len = bytes.len() as u64;
-        if bytes.len() > MAX_MESSAGE_BYTES {
-            bytes.truncate(MAX_MESSAGE_BYTES);
-            bytes.shrink_to_fit();
-        }
+        bytes.truncate(MAX_MESSAGE_BYTES);
+        // gix resolves a delta into a buffer it reuses, sized for the
+        // largest object it held: over the cgroups list as a fast-import
+        // epoch the messages' buffers held 4.3 times their bytes. The
+        // queues behind the reader are bounded by the messages' lengths,
+        // so a message keeps only its own.
+        bytes.shrink_to_fit();
         Ok(Some(RawMessage { bytes, original_len, offset: None, removed }))
     }
 }
@@ -396,14 +399,23 @@ mod tests {
 
     /// A bare epoch of `n` message commits, made by `git fast-import`.
     fn epoch(dir: &Path, n: usize) -> PathBuf {
+        let messages: Vec<String> = (0..n)
+            .map(|i| format!("From: a{i}@example.org\nMessage-ID: <m{i}@example.org>\nSubject: s{i}\n\nbody {i}\n"))
+            .collect();
+        epoch_of(dir, &messages)
+    }
+
+    /// A bare epoch of one message commit per item of `messages`, in
+    /// order, made by `git fast-import` (which stores each message as a
+    /// delta of the one before where that is smaller, as in a lore epoch).
+    fn epoch_of(dir: &Path, messages: &[String]) -> PathBuf {
         use std::io::Write;
         use std::process::{Command, Stdio};
         let path = dir.join("0.git");
         let st = Command::new("git").args(["init", "-q", "--bare"]).arg(&path).status().expect("git runs");
         assert!(st.success());
         let mut stream = Vec::new();
-        for i in 0..n {
-            let m = format!("From: a{i}@example.org\nMessage-ID: <m{i}@example.org>\nSubject: s{i}\n\nbody {i}\n");
+        for (i, m) in messages.iter().enumerate() {
             write!(stream, "blob\nmark :{}\ndata {}\n{m}\n", 2 * i + 1, m.len()).unwrap();
             write!(stream, "commit refs/heads/master\nmark :{}\n", 2 * i + 2).unwrap();
             write!(stream, "committer P I <pi@example.org> {} +0000\ndata 2\nm\n", 1_500_000_000 + i).unwrap();
@@ -458,6 +470,30 @@ mod tests {
         // 70 to 73 bytes, so after reading the 3rd, 6th, ... 24th.
         let (by_bytes, reopened, at) = read_through(&path, (u32::MAX, 200));
         assert_eq!((&by_bytes, reopened, &at), (&whole, 8, &end));
+    }
+
+    #[test]
+    fn a_message_read_holds_no_more_memory_than_its_bytes() {
+        // A long patch, then shorter replies quoting less and less of it:
+        // each is stored as a delta of the one before, which gix resolves
+        // into buffers sized for the longest.
+        let patch: String = (0..400).map(|l| format!("+\tline {l} of the patch, as a diff adds it;\n")).collect();
+        let messages: Vec<String> = (0..12)
+            .map(|i| {
+                let quoted: String = patch.lines().take(400 / (i + 1)).map(|l| format!("> {l}\n")).collect();
+                format!("From: a{i}@example.org\nMessage-ID: <r{i}@example.org>\nSubject: Re: p\n\n{quoted}ok {i}\n")
+            })
+            .collect();
+        let dir = tempfile::tempdir().unwrap();
+        let path = epoch_of(dir.path(), &messages);
+        let (read, _, _) = read_through(&path, (REOPEN_COMMITS, REOPEN_BYTES));
+        assert_eq!(read.len(), messages.len());
+        for (got, want) in read.iter().zip(&messages) {
+            assert_eq!(got, want.as_bytes());
+            // The reader's queue is bounded by the messages' lengths, so
+            // a message must hold no more than its length.
+            assert_eq!(got.capacity(), got.len(), "a message of {} bytes holds {}", got.len(), got.capacity());
+        }
     }
 
     #[test]
