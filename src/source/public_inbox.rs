@@ -5,9 +5,10 @@
 //! tree; a commit whose tree has `d` instead removes the message in `d`
 //! from the archive (spam, a takedown). Read with gix; nothing is written.
 //!
-//! Epochs are read in number order, each from its tip back to the commit
-//! last stored (first parents only: public-inbox history is linear), then
-//! oldest first. Where an epoch has got to is a checkpoint per epoch (see
+//! Epochs are read in number order, each walked from its tip back to the
+//! commit last stored (first parents only: public-inbox history is
+//! linear), then read oldest first, a segment of commits at a time
+//! ([`SEGMENT_COMMITS`]). Where an epoch has got to is a checkpoint per epoch (see
 //! [`Position`]); an epoch whose stored commit is no longer in its history
 //! (an operator rewrote it to purge a message) is read again from its
 //! first commit, harmlessly, since messages are idempotent by Message-ID.
@@ -115,8 +116,7 @@ fn open_repository(path: &Path) -> Result<gix::Repository, SourceError> {
     if !is_repository(path) {
         return Err(SourceError::NotRepository { path: path.to_path_buf() });
     }
-    gix::open_opts(path, gix::open::Options::isolated())
-        .map_err(|e| SourceError::Git { path: path.to_path_buf(), message: describe(&e) })
+    gix::open_opts(path, gix::open::Options::isolated()).map_err(|e| git_error(path, &e))
 }
 
 /// An error and its causes, on one line.
@@ -192,44 +192,126 @@ impl Opened {
     }
 }
 
-/// The commits of the epoch after `last` on the default branch, oldest
-/// first, and whether `last` was found (false: the epoch is read from its
-/// first commit, because it is new or was rewritten). The walk opens the
-/// repository again as reading does: a pack written by `git fast-import`
-/// (as public-inbox writes its epochs until they are repacked) has the
-/// commits among the messages, a page or more apart.
-fn commits_after(opened: &mut Opened, last: Option<ObjectId>) -> Result<(Vec<ObjectId>, bool), SourceError> {
-    let path = opened.path.clone();
-    let git = |e: &dyn std::error::Error| SourceError::Git { path: path.clone(), message: describe(e) };
-    let tip = match opened.repo.head_id() {
-        Ok(id) => id.detach(),
-        // An epoch with no commit yet (just created) has nothing to read.
-        Err(_) if opened.repo.head().is_ok_and(|h| h.is_unborn()) => return Ok((Vec::new(), last.is_none())),
-        Err(e) => return Err(git(&e)),
-    };
-    let mut ids = Vec::new();
-    let mut next = Some(tip);
-    while let Some(id) = next {
-        if Some(id) == last {
-            ids.reverse();
-            return Ok((ids, true));
+/// How many commits of an epoch are listed at once. The commits after a
+/// position are walked from the tip, newest first, and read oldest
+/// first: a walk keeps every [`SEGMENT_COMMITS`]th id, where a segment
+/// starts, and the ids of the segment it is in, and each newer segment
+/// is walked again when its turn comes, so what is held is a segment and
+/// one id per segment however large the epoch (a list of every id was 20
+/// bytes a commit, 10 MB for a lore epoch of half a million messages,
+/// and twice that while it grew). Walking again costs about 8 µs a
+/// commit on a fast-import pack; a pass that reads fewer new commits
+/// than a segment holds walks once.
+pub const SEGMENT_COMMITS: usize = 4096;
+
+/// The commits of an epoch after a position on the default branch,
+/// oldest first, a segment at a time (see [`SEGMENT_COMMITS`]).
+struct Commits {
+    /// The newest commit of each segment not listed yet, newest first.
+    starts: Vec<ObjectId>,
+    /// The commit the walk stopped at: the last read, if it was found.
+    stop: Option<ObjectId>,
+    /// Commits a segment holds.
+    segment: usize,
+    /// The segment being read, oldest first.
+    current: std::vec::IntoIter<ObjectId>,
+    /// Commits after the position.
+    count: u64,
+}
+
+impl Commits {
+    /// Walks the epoch from its tip back to `last` (first parents only),
+    /// counting the commits after it and keeping where each segment of
+    /// `segment` commits starts. `found`: whether `last` was found (if
+    /// not, the epoch is read from its first commit, because it is new or
+    /// was rewritten). The walk opens the repository again as reading
+    /// does: a pack written by `git fast-import` (as public-inbox writes
+    /// its epochs until they are repacked) has the commits among the
+    /// messages, a page or more apart.
+    fn walk(opened: &mut Opened, last: Option<ObjectId>, segment: usize) -> Result<(Commits, bool), SourceError> {
+        let mut commits =
+            Commits { starts: Vec::new(), stop: None, segment, current: Vec::new().into_iter(), count: 0 };
+        let tip = match opened.repo.head_id() {
+            Ok(id) => id.detach(),
+            // An epoch with no commit yet (just created) has nothing to read.
+            Err(_) if opened.repo.head().is_ok_and(|h| h.is_unborn()) => return Ok((commits, last.is_none())),
+            Err(e) => return Err(git_error(&opened.path, &e)),
+        };
+        // The segment the walk is in: the oldest, when it ends, is read
+        // first and need not be walked again (nor is any segment of an
+        // epoch that has fewer new commits than one holds).
+        let mut oldest = Vec::new();
+        let mut next = Some(tip);
+        let found = loop {
+            let Some(id) = next else { break false };
+            if Some(id) == last {
+                commits.stop = last;
+                break true;
+            }
+            if commits.count.is_multiple_of(segment as u64) {
+                commits.starts.push(id);
+                oldest.clear();
+            }
+            oldest.push(id);
+            next = first_parent(opened, id)?;
+            commits.count += 1;
+        };
+        if !oldest.is_empty() {
+            commits.starts.pop();
+            oldest.reverse();
+            commits.current = oldest.into_iter();
         }
-        let commit = opened.repo.find_commit(id).map_err(|e| git(&e))?;
-        next = commit.parent_ids().next().map(|p| p.detach());
-        drop(commit);
-        ids.push(id);
-        opened.read(0);
+        Ok((commits, found))
     }
-    ids.reverse();
-    Ok((ids, false))
+
+    /// The next commit, oldest first; an error when a segment's walk
+    /// fails, after which there is none.
+    fn next(&mut self, opened: &mut Opened) -> Option<Result<ObjectId, SourceError>> {
+        loop {
+            if let Some(id) = self.current.next() {
+                return Some(Ok(id));
+            }
+            let start = self.starts.pop()?;
+            let mut ids = Vec::with_capacity(self.segment);
+            let mut next = Some(start);
+            while let Some(id) = next {
+                if ids.len() == self.segment || Some(id) == self.stop {
+                    break;
+                }
+                ids.push(id);
+                next = match first_parent(opened, id) {
+                    Ok(n) => n,
+                    Err(e) => {
+                        self.starts.clear();
+                        return Some(Err(e));
+                    }
+                };
+            }
+            ids.reverse();
+            self.current = ids.into_iter();
+        }
+    }
+}
+
+/// The first parent of commit `id`, counted as a commit read.
+fn first_parent(opened: &mut Opened, id: ObjectId) -> Result<Option<ObjectId>, SourceError> {
+    let commit = opened.repo.find_commit(id).map_err(|e| git_error(&opened.path, &e))?;
+    let parent = commit.parent_ids().next().map(|p| p.detach());
+    drop(commit);
+    opened.read(0);
+    Ok(parent)
+}
+
+fn git_error(path: &Path, e: &dyn std::error::Error) -> SourceError {
+    SourceError::Git { path: path.to_path_buf(), message: describe(e) }
 }
 
 /// How many commits of the epoch at `path` are after the position
 /// `token` (for progress: what is left to read).
 pub fn pending(path: &Path, token: Option<&str>) -> Result<u64, SourceError> {
     let pos = Position::parse(token);
-    let (ids, _) = commits_after(&mut Opened::new(path)?, pos.last)?;
-    Ok((ids.len() + pos.unread.len()) as u64)
+    let (commits, _) = Commits::walk(&mut Opened::new(path)?, pos.last, SEGMENT_COMMITS)?;
+    Ok(commits.count + pos.unread.len() as u64)
 }
 
 /// The commits of one epoch not read yet.
@@ -238,23 +320,28 @@ pub struct EpochReader {
     /// Commits whose message could not be read before, to try again.
     retry: VecDeque<ObjectId>,
     /// New commits, oldest first.
-    commits: std::vec::IntoIter<ObjectId>,
+    commits: Commits,
     position: Position,
 }
 
 impl EpochReader {
     /// Opens the epoch at `path` to read what is after `token`.
     pub fn open(path: &Path, token: Option<&str>) -> Result<EpochReader, SourceError> {
-        EpochReader::open_with(path, token, (REOPEN_COMMITS, REOPEN_BYTES))
+        EpochReader::open_with(path, token, (REOPEN_COMMITS, REOPEN_BYTES), SEGMENT_COMMITS)
     }
 
     /// [`EpochReader::open`], opening the repository again each `every`
-    /// commits or bytes of mail.
-    fn open_with(path: &Path, token: Option<&str>, every: (u32, u64)) -> Result<EpochReader, SourceError> {
+    /// commits or bytes of mail, listing `segment` commits at a time.
+    fn open_with(
+        path: &Path,
+        token: Option<&str>,
+        every: (u32, u64),
+        segment: usize,
+    ) -> Result<EpochReader, SourceError> {
         let pos = Position::parse(token);
         let mut opened = Opened::new(path)?;
         opened.every = every;
-        let (commits, found) = commits_after(&mut opened, pos.last)?;
+        let (commits, found) = Commits::walk(&mut opened, pos.last, segment)?;
         if !found && pos.last.is_some() {
             tracing::info!(epoch = %path.display(), "the epoch was rewritten: reading it again from its first commit");
         }
@@ -262,7 +349,7 @@ impl EpochReader {
         // among its commits, or was purged.
         let retry = if found { pos.unread.iter().copied().collect() } else { VecDeque::new() };
         let position = Position { last: if found { pos.last } else { None }, unread: Vec::new() };
-        Ok(EpochReader { opened, retry, commits: commits.into_iter(), position })
+        Ok(EpochReader { opened, retry, commits, position })
     }
 
     /// Reads one commit: its message (`m`) or removal (`d`); `None` for a
@@ -301,7 +388,10 @@ impl Iterator for EpochReader {
                 Some(id) if !self.opened.repo.has_object(id) => continue,
                 Some(id) => id,
                 None => {
-                    let id = self.commits.next()?;
+                    let id = match self.commits.next(&mut self.opened)? {
+                        Ok(id) => id,
+                        Err(e) => return Some(Err(e)),
+                    };
                     self.position.last = Some(id);
                     id
                 }
@@ -443,7 +533,16 @@ mod tests {
     }
 
     fn read_through(path: &Path, reopen_every: (u32, u64)) -> (Vec<Vec<u8>>, u64, Position) {
-        let mut r = EpochReader::open_with(path, None, reopen_every).unwrap();
+        read_from(path, None, reopen_every, SEGMENT_COMMITS)
+    }
+
+    fn read_from(
+        path: &Path,
+        token: Option<&str>,
+        reopen_every: (u32, u64),
+        segment: usize,
+    ) -> (Vec<Vec<u8>>, u64, Position) {
+        let mut r = EpochReader::open_with(path, token, reopen_every, segment).unwrap();
         let mut out = Vec::new();
         let mut last = Position::default();
         for e in r.by_ref() {
@@ -463,13 +562,40 @@ mod tests {
         assert_eq!(whole.len(), 25);
         assert!(whole[24].starts_with(b"From: a24@"), "oldest first");
         // Every 10 commits: twice in the walk from the tip (after 10 and
-        // 20 commits), then after reading the 5th, 15th and 25th.
+        // 20 commits), then after reading the 5th, 15th and 25th (the
+        // walk listed them all: fewer than a segment).
         let (by_commits, reopened, at) = read_through(&path, (10, u64::MAX));
         assert_eq!((&by_commits, reopened, &at), (&whole, 5, &end));
         // Every 200 bytes of mail (the walk reads none): the messages are
         // 70 to 73 bytes, so after reading the 3rd, 6th, ... 24th.
         let (by_bytes, reopened, at) = read_through(&path, (u32::MAX, 200));
         assert_eq!((&by_bytes, reopened, &at), (&whole, 8, &end));
+    }
+
+    #[test]
+    fn an_epoch_listed_a_segment_at_a_time_reads_the_same() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = epoch(dir.path(), 25);
+        let never = (u32::MAX, u64::MAX);
+        let (whole, _, end) = read_through(&path, never);
+        assert_eq!(whole.len(), 25);
+        for segment in [1, 4, 5, 24, 25, 26] {
+            let (got, _, at) = read_from(&path, None, never, segment);
+            assert_eq!((&got, &at), (&whole, &end), "segments of {segment}");
+        }
+        // From a position: the 11th commit on, in segments that do not
+        // divide what is left, and none past the tip.
+        let mut r = EpochReader::open_with(&path, None, never, 4).unwrap();
+        let tenth = r.by_ref().take(10).last().unwrap().unwrap().position;
+        assert_eq!(pending(&path, Some(&tenth.token())).unwrap(), 15);
+        for segment in [1, 4, 15, 16] {
+            let (rest, _, at) = read_from(&path, Some(&tenth.token()), never, segment);
+            assert_eq!((&rest[..], &at), (&whole[10..], &end), "segments of {segment}");
+        }
+        let (none, _, _) = read_from(&path, Some(&end.token()), never, 4);
+        assert!(none.is_empty());
+        assert_eq!(pending(&path, Some(&end.token())).unwrap(), 0);
+        assert_eq!(pending(&path, None).unwrap(), 25);
     }
 
     #[test]
