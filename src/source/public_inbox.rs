@@ -207,10 +207,10 @@ pub const SEGMENT_COMMITS: usize = 4096;
 /// The commits of an epoch after a position on the default branch,
 /// oldest first, a segment at a time (see [`SEGMENT_COMMITS`]).
 struct Commits {
-    /// The newest commit of each segment not listed yet, newest first.
+    /// The newest commit of each segment not listed yet, newest first
+    /// (each a whole segment: the oldest, which may be shorter, is listed
+    /// by the walk).
     starts: Vec<ObjectId>,
-    /// The commit the walk stopped at: the last read, if it was found.
-    stop: Option<ObjectId>,
     /// Commits a segment holds.
     segment: usize,
     /// The segment being read, oldest first.
@@ -229,8 +229,7 @@ impl Commits {
     /// its epochs until they are repacked) has the commits among the
     /// messages, a page or more apart.
     fn walk(opened: &mut Opened, last: Option<ObjectId>, segment: usize) -> Result<(Commits, bool), SourceError> {
-        let mut commits =
-            Commits { starts: Vec::new(), stop: None, segment, current: Vec::new().into_iter(), count: 0 };
+        let mut commits = Commits { starts: Vec::new(), segment, current: Vec::new().into_iter(), count: 0 };
         let tip = match opened.repo.head_id() {
             Ok(id) => id.detach(),
             // An epoch with no commit yet (just created) has nothing to read.
@@ -245,7 +244,6 @@ impl Commits {
         let found = loop {
             let Some(id) = next else { break false };
             if Some(id) == last {
-                commits.stop = last;
                 break true;
             }
             if commits.count.is_multiple_of(segment as u64) {
@@ -275,7 +273,7 @@ impl Commits {
             let mut ids = Vec::with_capacity(self.segment);
             let mut next = Some(start);
             while let Some(id) = next {
-                if ids.len() == self.segment || Some(id) == self.stop {
+                if ids.len() == self.segment {
                     break;
                 }
                 ids.push(id);
