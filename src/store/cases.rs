@@ -159,7 +159,16 @@ impl Tx<'_> {
 
     /// Cases whose patch key (`thread::keys::patch_key`) is one of `keys`.
     pub async fn cases_by_patch_key(&mut self, keys: &[&str]) -> Result<Vec<CaseView>, StoreError> {
-        self.case_views_where("c.patch_key", "", keys, "find cases by patch").await
+        if let [key] = keys
+            && let Some(views) = self.patch_cases.get(*key)
+        {
+            return Ok(views.clone());
+        }
+        let views = self.case_views_where("c.patch_key", "", keys, "find cases by patch").await?;
+        if let [key] = keys {
+            self.patch_cases.insert((*key).to_string(), views.clone());
+        }
+        Ok(views)
     }
 
     /// Which of the patch keys `keys` some case has (however closed): a
@@ -185,6 +194,7 @@ impl Tx<'_> {
     /// is the highest so far plus one, as SQLite numbers rows by itself,
     /// on both backends (under the write lock, so never contended).
     pub async fn open_case(&mut self, f: &CaseFacts) -> Result<CaseId, StoreError> {
+        self.patch_cases.clear();
         let state = f.kind.initial_state();
         let row = query(
             "INSERT INTO cases (id, kind, state, title, report_message_id, report_to, opened_at, updated_at, \
@@ -222,6 +232,7 @@ impl Tx<'_> {
     /// Deletes a case with its events and memberships (its report turned
     /// out to repeat another case's); returns the messages that were in it.
     pub async fn delete_case(&mut self, case: CaseId) -> Result<Vec<MessageId>, StoreError> {
+        self.patch_cases.clear();
         let rows = query("SELECT message_id FROM case_messages WHERE case_id = $1 ORDER BY message_id")
             .bind(case.0)
             .fetch_all(&mut self.tx)
@@ -474,6 +485,7 @@ impl Tx<'_> {
 
     /// Stores the replay of a case's events.
     async fn set_progress(&mut self, case: CaseId, p: &Replayed, opened_at: i64) -> Result<(), StoreError> {
+        self.patch_cases.clear();
         query(
             "UPDATE cases SET state = $2, updated_at = $3, verdict = $4, fix_commit = $5, fix_message_id = $6, \
              custom_title = $7, replay_due = 0 WHERE id = $1",

@@ -243,7 +243,7 @@ impl Store {
     pub async fn begin(&mut self) -> Result<Tx<'_>, StoreError> {
         let mut tx = self.conn.begin_write().await.map_err(err("begin a transaction"))?;
         self.deps.refresh(&mut tx).await?;
-        Ok(Tx { tx, deps: &mut self.deps })
+        Ok(Tx { tx, deps: &mut self.deps, patch_cases: Default::default() })
     }
 
     /// Row counts and content checksums of every table, to show that a run
@@ -318,6 +318,12 @@ pub struct Tx<'c> {
     /// each insert, never cleared within a connection's life (a rolled
     /// back insert leaves only a false "maybe").
     deps: &'c mut deps::DepFilter,
+    /// The cases of each patch key read in this transaction
+    /// ([`Tx::cases_by_patch_key`]), forgotten whenever a case is opened,
+    /// deleted or replayed. At an import's end the copies of a later
+    /// version of a patch come one after another (same date) and each
+    /// reads the same cases.
+    patch_cases: std::collections::HashMap<String, Vec<crate::case::CaseView>>,
 }
 
 impl Tx<'_> {
