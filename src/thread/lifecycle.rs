@@ -87,7 +87,10 @@ pub fn patch_tag(subject: &str) -> Option<PatchTag> {
     static VERSION: LazyLock<Regex> =
         LazyLock::new(|| Regex::new(r"(?i)^(?:patch)?v(\d{1,3})$").expect("static regex"));
     static PLACE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^(\d{1,4})/(\d{1,4})$").expect("static regex"));
-    let inner = TAG.captures(subject)?.get(1)?.as_str();
+    // The group is the match without its brackets: found by the fast
+    // engine, where asking for the group needs a slower one.
+    let m = TAG.find(subject)?.as_str();
+    let inner = &m[1..m.len() - 1];
     let mut tag = PatchTag { version: 1, ..PatchTag::default() };
     for t in inner.split([' ', ',', '\t']).filter(|t| !t.is_empty()) {
         if let Some(c) = VERSION.captures(t) {
@@ -300,11 +303,11 @@ pub fn reverts(v: &CaseView, subject: Option<&str>, commits: &[String]) -> bool 
 /// the reported one, by its author, posted after the report.
 fn supersedes(m: &Incoming, v: &CaseView, key: &str, version: u32, at: i64) -> bool {
     let f = &v.facts;
-    let reported = patch_tag(&f.title).map_or(1, |t| t.version);
+    // The title's tag last: a regular expression, the rest comparisons.
     f.patch_key.as_deref() == Some(key)
-        && version > reported
         && at > f.opened_at
         && m.from.as_ref().is_some_and(|from| f.report_to.contains(from))
+        && version > patch_tag(&f.title).map_or(1, |t| t.version)
 }
 
 #[cfg(test)]
@@ -319,6 +322,9 @@ mod tests {
         assert_eq!(t("[PATCH] mm: x"), PatchTag { version: 1, number: None, total: None });
         assert_eq!(t("[PATCH V4 06/10] seqlock: x").version, 4);
         assert_eq!(t("[PATCHv5 6/7] block: x"), PatchTag { version: 5, number: Some(6), total: Some(7) });
+        assert_eq!(t("[net-next] [PATCH V2 1/2] net: x"), PatchTag { version: 2, number: Some(1), total: Some(2) });
+        assert_eq!(t("Re: ünïcode [patch v7] x [PATCH v9]").version, 7);
+        assert_eq!(patch_tag("[PATCHES] x [dispatch v2]"), None);
         assert_eq!(patch_tag("Re: mm: x"), None);
         assert_eq!(new_version("[PATCH v2 1/3] mm: manage the memory").map(|(_, v)| v), Some(2));
         assert_eq!(new_version("[PATCH v2 0/3] mm: manage the memory"), None);
