@@ -35,6 +35,14 @@ impl MessageId {
     /// `new` of a `MessageId`'s text gives it back. Returns `None` for an
     /// empty id or one with inner whitespace or angle brackets.
     pub fn new(raw: &str) -> Option<MessageId> {
+        // An id in its normal form (as the store holds them): printable
+        // ASCII without brackets or `%`, which the rest leaves as it is.
+        if !raw.is_empty()
+            && raw.len() <= MAX_ID_BYTES
+            && raw.bytes().all(|b| b.is_ascii_graphic() && !matches!(b, b'<' | b'>' | b'%'))
+        {
+            return Some(MessageId(raw.to_string()));
+        }
         let t = raw.trim().trim_start_matches('<').trim_end_matches('>').trim();
         if t.is_empty() || t.len() > MAX_ID_BYTES || t.chars().any(|c| c.is_whitespace() || c == '<' || c == '>') {
             return None;
