@@ -707,6 +707,45 @@ fn changed_events_say_whether_the_title_may_change() {
     });
 }
 
+/// The cases of a patch key, read again in the same transaction, are
+/// what the store holds then: a case opened, retitled by its replay or
+/// deleted since the last read is seen.
+#[test]
+fn cases_by_patch_key_see_the_transactions_own_changes() {
+    use lkpbot::case::{CaseFacts, CaseKind, Event, EventKind};
+    let dir = tempfile::tempdir().unwrap();
+    block_on(async {
+        let mut store = Store::open(&dir.path().join("lkpbot.db")).await.unwrap();
+        let mut tx = store.begin().await.unwrap();
+        tx.insert_messages(vec![row("r1@x"), row("r2@x"), row("c@x")]).await.unwrap();
+        async fn titles(tx: &mut lkpbot::store::Tx<'_>) -> Vec<(i64, String)> {
+            tx.cases_by_patch_key(&["pk"]).await.unwrap().into_iter().map(|v| (v.id.0, v.facts.title)).collect()
+        }
+        assert_eq!(titles(&mut tx).await, vec![], "none yet");
+        let open = |r: &str| {
+            let mut f = CaseFacts::new(CaseKind::Build, format!("t {r}"), MessageId::new(r).unwrap(), 0);
+            f.patch_key = Some("pk".into());
+            f
+        };
+        let first = tx.open_case(&open("r1@x")).await.unwrap();
+        assert_eq!(titles(&mut tx).await, vec![(first.0, "t r1@x".to_string())], "one opened");
+        let second = tx.open_case(&open("r2@x")).await.unwrap();
+        assert_eq!(titles(&mut tx).await.len(), 2, "another opened");
+        let c = MessageId::new("c@x").unwrap();
+        tx.attach(first, &c, lkpbot::case::Strategy::References).await.unwrap();
+        let retitle = Event { note: Some("new title".into()), ..Event::new(5, EventKind::Retitled, Some(c.clone())) };
+        tx.put_events_over(first, Default::default(), &[retitle]).await.unwrap();
+        tx.replay(first).await.unwrap();
+        assert_eq!(
+            titles(&mut tx).await,
+            vec![(first.0, "new title".to_string()), (second.0, "t r2@x".to_string())],
+            "retitled by its replay"
+        );
+        tx.delete_case(second).await.unwrap();
+        assert_eq!(titles(&mut tx).await, vec![(first.0, "new title".to_string())], "one deleted");
+    });
+}
+
 /// What waits is threaded in threading order: by date (the fetch time
 /// for a message without one), then Message-ID, whatever order it was
 /// stored or named in; taking part of what waits on a key takes the
