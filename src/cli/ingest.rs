@@ -28,12 +28,14 @@ pub fn ingest(
     let (stats, failed) = rt.block_on(async {
         let store = open(db).await?;
         let mut engine = Engine::new(store, settings);
-        let total: u64 = paths.iter().map(|p| crate::source::size_hint(p)).sum();
+        // Counted once: a public-inbox's count walks each epoch's history.
+        let hints: Vec<u64> = paths.iter().map(|p| crate::source::size_hint(p)).collect();
+        let total: u64 = hints.iter().sum();
         let bar = progress_bar(total);
         let mut meter = Meter::new(describe_paths(paths), Some(total));
         let mut done_bytes = 0;
         let mut failed = Vec::new();
-        for path in paths {
+        for (path, hint) in paths.iter().zip(&hints) {
             let mut on_progress = |p: crate::engine::Progress| {
                 let p = crate::engine::Progress { offset: Some(done_bytes + p.offset.unwrap_or(0)), ..p };
                 match &bar {
@@ -60,7 +62,7 @@ pub fn ingest(
             if !errors.is_empty() {
                 failed.push(path.display().to_string());
             }
-            done_bytes += crate::source::size_hint(path);
+            done_bytes += hint;
         }
         let stats = engine.finish().await.context("cannot finish the import").map_err(Failure::runtime)?;
         if let Some(days) = stale_days {
